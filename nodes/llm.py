@@ -1,0 +1,164 @@
+"""The one place every LLM call passes through.
+
+Why one place: per-node accounting (calls, prompt / cached / completion tokens, seconds), a response cache
+so an evaluation can be resumed or re-run without paying twice, per-role model choice, serialised access
+to a local model that is not thread-safe, and one translation of provider failures into a clear error.
+Models are handed in already built (hopgraph/ builds them); nothing here loads a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+
+from nodes.state import LLMUsage
+from stores.errors import HopgraphError
+
+
+class ProviderError(HopgraphError):
+    """A model provider refused, failed or timed out after its retries."""
+
+
+@dataclass(frozen=True)
+class RoleModel:
+    """A built chat model for one role, with what identifies it in the cache and in error messages.
+
+    `exclusive` marks a model that must not be called from two threads at once (in-process llama.cpp).
+    """
+
+    model: BaseChatModel
+    model_id: str
+    describe: str
+    exclusive: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    text: str
+    usage: LLMUsage
+
+
+class ResponseCache:
+    """SQLite cache of completions keyed by model id + messages + generation parameters."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT, usage TEXT)")
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(model_id: str, messages: Sequence[BaseMessage], params: Mapping[str, object]) -> str:
+        payload = json.dumps(
+            {"model": model_id, "messages": [(m.type, m.content) for m in messages], "params": params},
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def get(self, key: str) -> tuple[str, dict] | None:
+        with self._lock:
+            row = self._db.execute("SELECT text, usage FROM responses WHERE key = ?", (key,)).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
+    def put(self, key: str, text: str, usage: Mapping[str, int]) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", (key, text, json.dumps(dict(usage)))
+            )
+
+
+def _current_node(default: str) -> str:
+    """Name of the LangGraph node calling us, so accounting is per node without nodes passing it."""
+    try:
+        from langgraph.config import get_config
+
+        return str(get_config().get("metadata", {}).get("langgraph_node", default))
+    except RuntimeError:
+        return default
+
+
+def _token_counts(message: AIMessage) -> dict[str, int]:
+    usage = message.usage_metadata or {}
+    details = usage.get("input_token_details") or {}
+    return {
+        "prompt_tokens": int(usage.get("input_tokens", 0)),
+        "cached_tokens": int(details.get("cache_read", 0) or 0),
+        "completion_tokens": int(usage.get("output_tokens", 0)),
+    }
+
+
+class LLMGateway:
+    """Routes a call for a role (planner, generator, judge ...) to that role's model and accounts for it."""
+
+    def __init__(
+        self, roles: Mapping[str, RoleModel], default: RoleModel, cache: ResponseCache | None = None
+    ) -> None:
+        self._roles = dict(roles)
+        self._default = default
+        self._cache = cache
+
+    def model_for(self, role: str) -> RoleModel:
+        return self._roles.get(role, self._default)
+
+    def complete(
+        self,
+        role: str,
+        messages: Sequence[BaseMessage],
+        *,
+        max_tokens: int,
+        stop: Sequence[str] | None = None,
+    ) -> LLMReply:
+        """Run one chat completion for `role`; greedy decoding so that results are reproducible."""
+        chosen = self.model_for(role)
+        node = _current_node(role)
+        params = {"max_tokens": max_tokens, "stop": list(stop or [])}
+        key = ResponseCache.key(chosen.model_id, messages, params) if self._cache else ""
+        started = time.perf_counter()
+        cached = self._cache.get(key) if self._cache else None
+        if cached is not None:
+            text, counts = cached
+            return LLMReply(text, self._usage(node, role, counts, time.perf_counter() - started, hit=True))
+        bound = chosen.model.bind(max_tokens=max_tokens, stop=list(stop) if stop else None)
+        try:
+            if chosen.exclusive:
+                with chosen.lock:
+                    message = bound.invoke(list(messages))
+            else:
+                message = bound.invoke(list(messages))
+        except HopgraphError:
+            raise
+        except Exception as exc:  # provider SDKs raise many types; the user needs one clear message
+            raise ProviderError(
+                f"The model for role '{role}' ({chosen.describe}) failed after its retries: "
+                f"{type(exc).__name__}: {exc}. Check that the server is running and reachable, the model "
+                "name and API key are right, or raise `timeout` / `max_retries` in hopgraph.toml."
+            ) from exc
+        text = message.content if isinstance(message.content, str) else str(message.content)
+        counts = _token_counts(message)
+        if self._cache is not None:
+            self._cache.put(key, text, counts)
+        return LLMReply(text, self._usage(node, role, counts, time.perf_counter() - started, hit=False))
+
+    @staticmethod
+    def _usage(node: str, role: str, counts: Mapping[str, int], seconds: float, *, hit: bool) -> LLMUsage:
+        return LLMUsage(
+            node=node,
+            role=role,
+            calls=1,
+            prompt_tokens=int(counts.get("prompt_tokens", 0)),
+            cached_tokens=int(counts.get("cached_tokens", 0)),
+            completion_tokens=int(counts.get("completion_tokens", 0)),
+            seconds=round(seconds, 4),
+            cache_hits=1 if hit else 0,
+        )

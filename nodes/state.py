@@ -1,0 +1,77 @@
+"""State shared by every method's graph.
+
+Evidence items keep the corpus ids they came from (document, chunk or sentence id, character span) and
+the hop that found them, so retrieval metrics are computed from the final state and never re-derived.
+LLM accounting lives in state too, which puts it into every checkpoint and therefore into `history`.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, TypedDict
+
+
+class Evidence(TypedDict):
+    """One retrieved passage, traceable to the corpus."""
+
+    id: str
+    doc_id: str
+    title: str
+    text: str
+    score: float
+    char_start: int | None
+    char_end: int | None
+    hop: int
+
+
+class LLMUsage(TypedDict):
+    """What one node spent on LLM calls in one step.
+
+    Calls and token counts are the method's logical cost, the same whether the response cache answered or
+    not (so a resumed evaluation reports what the method costs). `cached_tokens` are prompt tokens the
+    model did not have to evaluate (llama.cpp's reused KV prefix, or a provider's prompt cache);
+    `cache_hits` are calls answered from hopgraph's own response cache.
+    """
+
+    node: str
+    role: str
+    calls: int
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    seconds: float
+    cache_hits: int
+
+
+def merge_evidence(existing: list[Evidence], new: list[Evidence]) -> list[Evidence]:
+    """Append new evidence, keeping the first (earliest-hop) copy of any id seen twice."""
+    seen = {item["id"] for item in existing}
+    merged = list(existing)
+    for item in new:
+        if item["id"] not in seen:
+            seen.add(item["id"])
+            merged.append(item)
+    return merged
+
+
+class QuestionInput(TypedDict):
+    """What a caller (or Studio's input form) provides."""
+
+    question: str
+
+
+class AnswerOutput(TypedDict, total=False):
+    """What a run returns: the answer and the evidence that supported it."""
+
+    answer: str
+    evidence: list[Evidence]
+    usage: list[LLMUsage]
+
+
+class QAState(TypedDict, total=False):
+    """The state every method shares; method graphs extend it with their own keys."""
+
+    question: str
+    evidence: Annotated[list[Evidence], merge_evidence]
+    answer: str
+    usage: Annotated[list[LLMUsage], operator.add]

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Set up hopgraph on this machine: .venv, the CPU torch pin, llama.cpp, the package with its extras, and
+# the embedded model assembled. Every step is skipped when already done, so running it again is cheap.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=$(command -v python3.11 || command -v python3)
+WHEELS=${HOPGRAPH_WHEELS:-$HOME/.cache/hopgraph/wheels}
+STAMP=.venv/.hopgraph-setup
+WANT=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
+
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && .venv/bin/hopgraph model >/dev/null; then
+  echo "hopgraph: already set up (.venv)"
+  exit 0
+fi
+
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+PIP=(.venv/bin/python -m pip install --disable-pip-version-check -q)
+"${PIP[@]}" --upgrade pip wheel setuptools
+# The local CPU build of torch first: anything later that asks for torch then finds it satisfied instead of
+# pulling gigabytes of CUDA packages from the index.
+"${PIP[@]}" torch==2.13.0
+
+# llama.cpp built portably (AVX2, no -march=native): a native build here enables AMX, which segfaults on
+# these virtual machines. The wheel is kept outside the repo so fresh clones reuse it (~4 minutes to build).
+if ! ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then
+  echo "hopgraph: building llama-cpp-python 0.3.36 (portable CPU build, a few minutes, once per machine)"
+  mkdir -p "$WHEELS"
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+-DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF" \
+    .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps --no-cache-dir \
+    llama-cpp-python==0.3.36 -w "$WHEELS"
+fi
+"${PIP[@]}" --find-links "$WHEELS" -e ".[local,studio,dev]"
+# An older setup may have a native build installed: make sure the portable wheel is the one in use.
+"${PIP[@]}" --force-reinstall --no-deps "$(ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl | head -n 1)"
+
+.venv/bin/hopgraph model
+echo "$WANT" > "$STAMP"
+echo "hopgraph: set up (.venv)"

@@ -1,0 +1,1 @@
+"""Corpus ingestion and everything hopgraph persists about a corpus: documents, chunks, Chroma, BM25."""

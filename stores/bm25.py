@@ -1,0 +1,99 @@
+"""A persisted BM25 index over chunk texts (IR-CoT retrieves with it; hybrid search fuses it with Chroma).
+
+Only the tokenized corpus and the ids are saved, as gzip JSON: BM25Okapi's statistics are cheap to
+recompute on load, and JSON (unlike pickle) is safe to open from an untrusted index folder and does not
+break when rank_bm25 changes its internals.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+_FORMAT_VERSION = 1
+_WORD = re.compile(r"[^\W_]+")
+# fmt: off
+STOPWORDS = frozenset({
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as",
+    "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can",
+    "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further",
+    "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his",
+    "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my",
+    "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+    "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
+    "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those",
+    "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "yourself", "yourselves"
+})
+# fmt: on
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase alphanumeric words minus common English stopwords, which only add noise to BM25 scores."""
+    return [word for word in _WORD.findall(text.lower()) if word not in STOPWORDS]
+
+
+class BM25Index:
+    """BM25 (Okapi) over a fixed list of texts, each known by an id."""
+
+    def __init__(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        """Tokenize and index `texts`; `ids[i]` names `texts[i]`."""
+        if len(ids) != len(texts):
+            raise ValueError(f"got {len(ids)} ids for {len(texts)} texts")
+        self._setup(list(ids), [tokenize(text) for text in texts])
+
+    def _setup(self, ids: list[str], tokens: list[list[str]]) -> None:
+        if not ids:
+            raise ValueError("a BM25 index needs at least one text")
+        self.ids = ids
+        self._tokens = tokens
+        self._bm25 = BM25Okapi(tokens)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> list[tuple[str, float]]:
+        """Return up to `k` (id, score) pairs, best first, ties in index order; only positive scores.
+
+        `mask` (one bool per indexed text) restricts the search before the top k are taken, so a
+        metadata filter never leaves fewer than k results when more matching texts exist.
+        """
+        words = tokenize(query)
+        if k <= 0 or not words:
+            return []
+        scores = self._bm25.get_scores(words)
+        keep = scores > 0
+        if mask is not None:
+            keep &= mask
+        candidates = np.flatnonzero(keep)
+        if candidates.size > k:
+            # argpartition finds the k-th best score in linear time; everything tied with it is kept so
+            # the final sort can break ties by index order instead of argpartition's arbitrary choice.
+            kth = scores[candidates[np.argpartition(-scores[candidates], k - 1)[k - 1]]]
+            candidates = candidates[scores[candidates] >= kth]
+        order = np.lexsort((candidates, -scores[candidates]))[:k]
+        return [(self.ids[i], float(scores[i])) for i in candidates[order]]
+
+    def save(self, path: str | Path) -> None:
+        """Write ids and tokens as gzip JSON."""
+        payload = {"version": _FORMAT_VERSION, "ids": self.ids, "tokens": self._tokens}
+        with gzip.open(path, "wt", encoding="utf-8") as handle:
+            json.dump(payload, handle, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def load(cls, path: str | Path) -> BM25Index:
+        """Read a file written by `save` and rebuild the BM25 statistics."""
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            payload = json.load(handle)
+        if payload.get("version") != _FORMAT_VERSION:
+            raise ValueError(f"{path}: unsupported BM25 index format {payload.get('version')!r}")
+        index = cls.__new__(cls)
+        index._setup(payload["ids"], payload["tokens"])
+        return index

@@ -1,0 +1,494 @@
+"""Chunk indexes: build once, query many times, never show a half-built index.
+
+Layout under the store's root:
+
+    NAME/builds/<build_id>/chroma/          Chroma collection "chunks" (vectors, chunk text, metadata)
+    NAME/builds/<build_id>/bm25.json.gz     BM25 over the same chunks
+    NAME/builds/<build_id>/manifest.json    what was indexed and how; written last
+    NAME/builds/<build_id>/.incomplete      present while the build is running
+    NAME/current -> builds/<build_id>       switched atomically once a build is complete
+
+The build id is a hash of the corpus, the embedding model and the chunking parameters, so the same
+inputs always land in the same folder: rebuilding an unchanged corpus is a no-op, and a build that was
+interrupted resumes where it stopped (chunks already in Chroma are not embedded again). Readers only
+ever follow `current`, so the previous index answers queries until the new one is complete.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import chromadb
+import chromadb.config
+import numpy as np
+from chromadb.api.client import Client
+
+from stores.bm25 import BM25Index
+from stores.chunking import Chunk, chunk_document
+from stores.documents import Document, corpus_hash, load_corpus
+from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
+from stores.protocols import Embedder
+
+SearchMode = Literal["dense", "bm25", "hybrid"]
+BuildStatus = Literal["built", "unchanged", "resumed"]
+Progress = Callable[[str, int, int], None]
+
+COLLECTION = "chunks"
+EMBED_BATCH = 64
+RRF_K = 60
+FUSION_DEPTH = 50
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_INCOMPLETE = ".incomplete"
+_MANIFEST = "manifest.json"
+_BM25 = "bm25.json.gz"
+_CHUNK_FIELDS = ("doc_id", "title", "position", "char_start", "char_end")
+# Chroma's SQLite layer limits how many ids one `get` may name; stay far below it.
+_GET_BATCH = 1000
+
+
+@dataclass
+class IndexParams:
+    """Chunking parameters; part of the build id, so changing them builds a new index."""
+
+    chunk_size: int = 256
+    chunk_overlap: int = 32
+
+
+@dataclass
+class Manifest:
+    """What an index holds and how it was made, so a later run can tell whether it is still valid."""
+
+    name: str
+    build_id: str
+    corpus_hash: str
+    corpus_path: str
+    embedding_model: str
+    dimension: int
+    params: IndexParams
+    documents: int
+    chunks: int
+    created_at: str
+    seconds: float
+
+    def to_json(self) -> str:
+        """Serialise for manifest.json (indented: people read it to see what an index holds)."""
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Manifest:
+        """Parse manifest.json back, restoring the nested IndexParams."""
+        data = json.loads(text)
+        data["params"] = IndexParams(**data["params"])
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved chunk with its score (cosine similarity, BM25 score or RRF score, by search mode)."""
+
+    chunk: Chunk
+    score: float
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """Outcome of `IndexStore.build`: `seconds` is this call's time, `manifest.seconds` the build's."""
+
+    manifest: Manifest
+    status: BuildStatus
+    seconds: float
+
+
+def _chroma_client(path: Path) -> Client:
+    """Open Chroma at `path` with telemetry off (indexes may hold private corpora).
+
+    Chroma shares one system per path within a process and stops it when its last client is closed;
+    every client opened here is closed when done with, so a deleted build folder that is later
+    recreated (the corpus changed back) never meets a stale system still bound to the deleted files.
+    """
+    settings = chromadb.config.Settings(anonymized_telemetry=False)
+    return cast(Client, chromadb.PersistentClient(path=str(path), settings=settings))
+
+
+def _chunk_metadata(chunk: Chunk) -> dict[str, Any]:
+    """Flatten a chunk's fields and its document's metadata into one Chroma metadata dict."""
+    return {**chunk.metadata, **{name: getattr(chunk, name) for name in _CHUNK_FIELDS}}
+
+
+def _chunk_from_chroma(chunk_id: str, text: str, metadata: dict[str, Any]) -> Chunk:
+    """Inverse of `_chunk_metadata`: Chroma holds everything needed to rebuild the Chunk."""
+    doc_meta = {key: value for key, value in metadata.items() if key not in _CHUNK_FIELDS}
+    return Chunk(
+        id=chunk_id,
+        doc_id=metadata["doc_id"],
+        title=metadata["title"],
+        text=text,
+        position=metadata["position"],
+        char_start=metadata["char_start"],
+        char_end=metadata["char_end"],
+        metadata=doc_meta,
+    )
+
+
+def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    """Consecutive slices of at most `size` items."""
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class ChunkIndex:
+    """One opened, read-only index build: dense (Chroma), BM25 and hybrid search over its chunks."""
+
+    def __init__(self, build_dir: Path, manifest: Manifest, embedder: Embedder) -> None:
+        self.manifest = manifest
+        self._embedder = embedder
+        self._client = _chroma_client(build_dir / "chroma")
+        self._collection = self._client.get_collection(COLLECTION, embedding_function=None)
+        self._bm25 = BM25Index.load(build_dir / _BM25)
+        self._row = {chunk_id: row for row, chunk_id in enumerate(self._bm25.ids)}
+
+    def search(
+        self, query: str, k: int, mode: SearchMode = "hybrid", where: dict[str, Any] | None = None
+    ) -> list[Hit]:
+        """Return the `k` best chunks for `query`, best first.
+
+        `where` is a Chroma metadata filter (e.g. {"source": "TechCrunch"}); for BM25 the same filter is
+        evaluated by Chroma and applied before ranking, so every mode honours it identically.
+        """
+        if mode not in ("dense", "bm25", "hybrid"):
+            raise ValueError(f"unknown search mode {mode!r}; use 'dense', 'bm25' or 'hybrid'")
+        if k <= 0:
+            return []
+        if mode == "dense":
+            return self._dense(query, k, where)
+        if mode == "bm25":
+            return self._hits(self._bm25_search(query, k, where), {})
+        depth = max(k, FUSION_DEPTH)
+        dense = self._dense(query, depth, where)
+        lexical = self._bm25_search(query, depth, where)
+        fused: dict[str, float] = {}
+        for ranking in ([hit.chunk.id for hit in dense], [chunk_id for chunk_id, _ in lexical]):
+            for rank, chunk_id in enumerate(ranking, start=1):
+                fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+        # sorted() is stable: equal RRF scores keep first-seen order (dense ranking first).
+        best = sorted(fused.items(), key=lambda item: -item[1])[:k]
+        return self._hits(best, {hit.chunk.id: hit.chunk for hit in dense})
+
+    def get(self, ids: list[str]) -> list[Chunk]:
+        """Chunks by id, in the order asked; KeyError naming any id the index does not hold."""
+        found: dict[str, Chunk] = {}
+        for batch in _batches(ids, _GET_BATCH):
+            result = self._collection.get(ids=list(batch), include=["documents", "metadatas"])
+            for chunk_id, text, meta in zip(
+                result["ids"], result["documents"], result["metadatas"], strict=True
+            ):
+                found[chunk_id] = _chunk_from_chroma(chunk_id, text, dict(meta))
+        missing = [chunk_id for chunk_id in ids if chunk_id not in found]
+        if missing:
+            raise KeyError(f"index {self.manifest.name!r} has no chunk(s) {missing[:5]}")
+        return [found[chunk_id] for chunk_id in ids]
+
+    def all_chunks(self) -> list[Chunk]:
+        """Every chunk, in corpus order then position (the order they were indexed in)."""
+        return self.get(self._bm25.ids)
+
+    def embeddings(self, ids: list[str]) -> np.ndarray:
+        """The stored vectors of `ids`, one float32 row each, in the order asked."""
+        rows: dict[str, np.ndarray] = {}
+        for batch in _batches(ids, _GET_BATCH):
+            result = self._collection.get(ids=list(batch), include=["embeddings"])
+            rows.update(zip(result["ids"], result["embeddings"], strict=True))
+        missing = [chunk_id for chunk_id in ids if chunk_id not in rows]
+        if missing:
+            raise KeyError(f"index {self.manifest.name!r} has no chunk(s) {missing[:5]}")
+        matrix = np.asarray([rows[chunk_id] for chunk_id in ids], dtype=np.float32)
+        return matrix.reshape(len(ids), self.manifest.dimension)
+
+    def close(self) -> None:
+        """Release the Chroma client; the store calls this before deleting a superseded build.
+
+        A closed (superseded) index cannot be searched: open the index again to get the current build.
+        """
+        self._client.close()
+
+    def _dense(self, query: str, k: int, where: dict[str, Any] | None) -> list[Hit]:
+        vector = self._embedder.embed([query])
+        result = self._collection.query(
+            query_embeddings=vector,
+            n_results=min(k, self.manifest.chunks),
+            where=where or None,
+            include=["documents", "metadatas", "distances"],
+        )
+        return [
+            Hit(_chunk_from_chroma(chunk_id, text, dict(meta)), 1.0 - float(distance))
+            for chunk_id, text, meta, distance in zip(
+                result["ids"][0],
+                result["documents"][0],
+                result["metadatas"][0],
+                result["distances"][0],
+                strict=True,
+            )
+        ]
+
+    def _bm25_search(self, query: str, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]]:
+        mask = None
+        if where:
+            matching = self._collection.get(where=where, include=[])["ids"]
+            mask = np.zeros(len(self._bm25), dtype=bool)
+            mask[[self._row[chunk_id] for chunk_id in matching]] = True
+        return self._bm25.search(query, k, mask)
+
+    def _hits(self, ranked: list[tuple[str, float]], known: dict[str, Chunk]) -> list[Hit]:
+        """Attach chunks to (id, score) pairs, fetching from Chroma only those not already at hand."""
+        wanted = [chunk_id for chunk_id, _ in ranked if chunk_id not in known]
+        chunks = {**known, **{chunk.id: chunk for chunk in self.get(wanted)}}
+        return [Hit(chunks[chunk_id], score) for chunk_id, score in ranked]
+
+
+class IndexStore:
+    """All indexes under one root folder; builds them, and opens each build at most once per process."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._lock = threading.Lock()
+        self._open: dict[tuple[str, str], ChunkIndex] = {}
+
+    def build(
+        self,
+        name: str,
+        source: str | Path | list[Document],
+        embedder: Embedder,
+        params: IndexParams | None = None,
+        progress: Progress | None = None,
+    ) -> BuildResult:
+        """Index `source` as `name`; a no-op when `current` already holds this exact build."""
+        started = time.perf_counter()
+        params = params or IndexParams()
+        report = progress or (lambda stage, done, total: None)
+        index_dir = self._index_dir(name)
+        docs = source if isinstance(source, list) else load_corpus(source)
+        corpus_path = "<documents>" if isinstance(source, list) else str(Path(source).resolve())
+        _check_unique(docs)
+        digest = corpus_hash(docs)
+        build_id = _build_id(digest, embedder.name, params)
+        if self._current_build(name) == build_id:
+            manifest = Manifest.from_json((index_dir / "current" / _MANIFEST).read_text(encoding="utf-8"))
+            return BuildResult(manifest, "unchanged", time.perf_counter() - started)
+
+        chunks: list[Chunk] = []
+        for done, doc in enumerate(docs, start=1):
+            chunks.extend(chunk_document(doc, embedder.token_spans, params.chunk_size, params.chunk_overlap))
+            report("chunk", done, len(docs))
+        if not chunks:
+            raise CorpusError(f"Corpus {corpus_path} produced no chunks: it holds no non-empty document.")
+
+        build_dir = index_dir / "builds" / build_id
+        self._forget(name, build_id)  # a cached index of this folder would hold Chroma state from before
+        build_dir.mkdir(parents=True, exist_ok=True)
+        (build_dir / _INCOMPLETE).touch()
+
+        present = self._embed_missing(name, build_dir, chunks, embedder, report)
+
+        report("bm25", 0, len(chunks))
+        BM25Index([chunk.id for chunk in chunks], [chunk.indexed_text for chunk in chunks]).save(
+            build_dir / _BM25
+        )
+        report("bm25", len(chunks), len(chunks))
+
+        manifest = Manifest(
+            name=name,
+            build_id=build_id,
+            corpus_hash=digest,
+            corpus_path=corpus_path,
+            embedding_model=embedder.name,
+            dimension=embedder.dimension,
+            params=params,
+            documents=len(docs),
+            chunks=len(chunks),
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        _write_atomic(build_dir / _MANIFEST, manifest.to_json())
+        (build_dir / _INCOMPLETE).unlink()
+        self._switch(index_dir, build_id)
+        self._remove_other_builds(name, build_id)
+        status: BuildStatus = "resumed" if present else "built"
+        return BuildResult(manifest, status, time.perf_counter() - started)
+
+    def _embed_missing(
+        self, name: str, build_dir: Path, chunks: list[Chunk], embedder: Embedder, report: Progress
+    ) -> int:
+        """Put every chunk into the build's Chroma collection; return how many were there already.
+
+        Chunks already in the collection (an interrupted run of this build) are skipped, and chunks the
+        current build of `name` embedded with the same model and the same title and text reuse its
+        vector, so adding a few documents to a corpus embeds only the new ones.
+        """
+        with _chroma_client(build_dir / "chroma") as client:
+            collection = client.get_or_create_collection(
+                COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
+            )
+            present = set(collection.get(include=[])["ids"])
+            todo = [chunk for chunk in chunks if chunk.id not in present]
+            previous = self._previous_vectors(name, embedder, todo)
+            done = len(chunks) - len(todo)
+            report("embed", done, len(chunks))
+            for batch in _batches(todo, EMBED_BATCH):
+                fresh = [chunk for chunk in batch if chunk.id not in previous]
+                vectors = dict(zip([chunk.id for chunk in fresh], _embed(embedder, fresh), strict=True))
+                vectors.update({chunk.id: previous[chunk.id] for chunk in batch if chunk.id in previous})
+                collection.add(
+                    ids=[chunk.id for chunk in batch],
+                    embeddings=np.stack([vectors[chunk.id] for chunk in batch]),
+                    documents=[chunk.text for chunk in batch],
+                    metadatas=[_chunk_metadata(chunk) for chunk in batch],
+                )
+                done += len(batch)
+                report("embed", done, len(chunks))
+        return len(present)
+
+    def _previous_vectors(self, name: str, embedder: Embedder, chunks: list[Chunk]) -> dict[str, np.ndarray]:
+        """Vectors of `chunks` in the current build of `name` whose embedded text is unchanged."""
+        current = self._current_build(name)
+        if current is None or not chunks:
+            return {}
+        old_dir = self._index_dir(name) / "builds" / current
+        old_manifest = Manifest.from_json((old_dir / _MANIFEST).read_text(encoding="utf-8"))
+        if old_manifest.embedding_model != embedder.name:
+            return {}
+        wanted = {chunk.id: chunk for chunk in chunks}
+        vectors: dict[str, np.ndarray] = {}
+        with _chroma_client(old_dir / "chroma") as client:
+            old = client.get_collection(COLLECTION, embedding_function=None)
+            for batch in _batches(list(wanted), _GET_BATCH):
+                result = old.get(ids=list(batch), include=["documents", "metadatas", "embeddings"])
+                for chunk_id, text, meta, vector in zip(
+                    result["ids"], result["documents"], result["metadatas"], result["embeddings"], strict=True
+                ):
+                    if text == wanted[chunk_id].text and meta["title"] == wanted[chunk_id].title:
+                        vectors[chunk_id] = np.asarray(vector, dtype=np.float32)
+        return vectors
+
+    def open(self, name: str, embedder: Embedder) -> ChunkIndex:
+        """The current build of `name`, opened once per process and shared."""
+        build_id = self._current_build(name)
+        if build_id is None:
+            existing = ", ".join(repr(m.name) for m in self.list()) or "none"
+            raise IndexNotFoundError(
+                f"No index named {name!r} under {self.root} (existing indexes: {existing}). "
+                f"Build it with `hopgraph index PATH --name {name}`."
+            )
+        build_dir = self._index_dir(name) / "builds" / build_id
+        manifest = Manifest.from_json((build_dir / _MANIFEST).read_text(encoding="utf-8"))
+        if manifest.embedding_model != embedder.name:
+            raise IndexMismatchError(
+                f"Index {name!r} was built with embedding model {manifest.embedding_model!r}, but the "
+                f"configured embedding model is {embedder.name!r}. Configure {manifest.embedding_model!r}, "
+                f"or rebuild with `hopgraph index PATH --name {name}` using the configured model."
+            )
+        with self._lock:
+            key = (name, build_id)
+            if key not in self._open:
+                self._open[key] = ChunkIndex(build_dir, manifest, embedder)
+            return self._open[key]
+
+    def list(self) -> builtins.list[Manifest]:
+        """Manifests of every complete index, by name."""
+        if not self.root.is_dir():
+            return []
+        manifests = []
+        for index_dir in sorted(self.root.iterdir()):
+            if _NAME.fullmatch(index_dir.name) and self._current_build(index_dir.name):
+                text = (index_dir / "current" / _MANIFEST).read_text(encoding="utf-8")
+                manifests.append(Manifest.from_json(text))
+        return manifests
+
+    def exists(self, name: str) -> bool:
+        """Whether `name` has a complete build to query."""
+        return self._current_build(name) is not None
+
+    def _index_dir(self, name: str) -> Path:
+        """The folder of index `name`; the name is checked because it becomes a path component."""
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ValueError(
+                f"invalid index name {name!r}: use letters, digits, '-', '_' and '.', "
+                "starting with a letter or digit"
+            )
+        return self.root / name
+
+    def _current_build(self, name: str) -> str | None:
+        """The build id `current` points at, if that build is complete."""
+        current = self._index_dir(name) / "current"
+        if not current.is_symlink():
+            return None
+        build_dir = current.parent / os.readlink(current)
+        if (build_dir / _INCOMPLETE).exists() or not (build_dir / _MANIFEST).is_file():
+            return None
+        return build_dir.name
+
+    def _switch(self, index_dir: Path, build_id: str) -> None:
+        """Point `current` at the new build in one rename, so a reader sees the old build or the new."""
+        temporary = index_dir / f".current.{os.getpid()}.{threading.get_ident()}"
+        temporary.unlink(missing_ok=True)
+        os.symlink(Path("builds") / build_id, temporary)
+        os.replace(temporary, index_dir / "current")
+
+    def _remove_other_builds(self, name: str, keep: str) -> None:
+        """Delete superseded and abandoned builds of `name` (only ever after `current` has moved)."""
+        for build_dir in (self._index_dir(name) / "builds").iterdir():
+            if build_dir.name != keep:
+                self._forget(name, build_dir.name)
+                shutil.rmtree(build_dir)
+
+    def _forget(self, name: str, build_id: str) -> None:
+        """Close and uncache an opened build, releasing Chroma's hold on its folder."""
+        with self._lock:
+            opened = self._open.pop((name, build_id), None)
+        if opened is not None:
+            opened.close()
+
+
+def _check_unique(docs: list[Document]) -> None:
+    """Chunk ids derive from document ids, so two documents with one id would overwrite each other."""
+    seen: set[str] = set()
+    for doc in docs:
+        if doc.id in seen:
+            raise CorpusError(f"Two documents share the id {doc.id!r}; document ids must be unique.")
+        seen.add(doc.id)
+
+
+def _embed(embedder: Embedder, chunks: list[Chunk]) -> np.ndarray:
+    """Embed the chunks' indexed text, checking the embedder keeps its promised shape."""
+    if not chunks:
+        return np.empty((0, embedder.dimension), dtype=np.float32)
+    vectors = np.asarray(embedder.embed([chunk.indexed_text for chunk in chunks]), dtype=np.float32)
+    if vectors.shape != (len(chunks), embedder.dimension):
+        raise ValueError(
+            f"embedder {embedder.name!r} returned shape {vectors.shape} for {len(chunks)} texts, "
+            f"expected ({len(chunks)}, {embedder.dimension})"
+        )
+    return vectors
+
+
+def _build_id(digest: str, model: str, params: IndexParams) -> str:
+    """Same corpus, model and parameters give the same id, hence the same folder to resume into."""
+    key = json.dumps([digest, model, asdict(params)], sort_keys=True)
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a crash never leaves a truncated manifest."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)

@@ -1,0 +1,75 @@
+"""Shared fixtures: real models, built once per test session, and isolated data directories.
+
+Each test gets its own data directory (indexes, checkpoints, caches) but shares the assembled embedded
+GGUF, so the 1.1 GB model is assembled once per machine rather than once per test.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from hopgraph import Settings, index_corpus, services_for
+from hopgraph.cli import SAMPLE_CORPUS
+from hopgraph.local_model import ensure_gguf
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+MODEL_DIR = Path(
+    os.environ.get("HOPGRAPH_MODEL_DIR", Path.home() / ".local" / "share" / "hopgraph" / "models")
+)
+
+
+@pytest.fixture(scope="session")
+def gguf_path() -> Path:
+    return ensure_gguf(MODEL_DIR)
+
+
+@pytest.fixture(scope="session")
+def session_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hopgraph-data")
+
+
+@pytest.fixture(scope="session")
+def settings(session_data_dir: Path, gguf_path: Path) -> Settings:
+    """Embedded defaults (local LLM, MiniLM) over a session data directory."""
+    return Settings(data_dir=session_data_dir, model_dir=MODEL_DIR, local_n_ctx=4096)
+
+
+@pytest.fixture(scope="session")
+def sample_index(settings: Settings) -> str:
+    """The bundled sample corpus indexed as 'sample' (once per session)."""
+    index_corpus(SAMPLE_CORPUS, "sample", settings)
+    return "sample"
+
+
+@pytest.fixture(scope="session")
+def services(settings: Settings):
+    return services_for(settings)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def cli_env(settings: Settings, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """Environment for running the `hopgraph` command in a subprocess against the session data."""
+    env = dict(os.environ)
+    env.update(
+        HOPGRAPH_DATA_DIR=str(settings.data_dir),
+        HOPGRAPH_MODEL_DIR=str(MODEL_DIR),
+        HOPGRAPH_CONFIG=str(tmp_path / "absent.toml"),
+        COLUMNS="200",
+    )
+    yield env

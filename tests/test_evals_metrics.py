@@ -1,0 +1,217 @@
+"""Answer and retrieval metrics against values computed by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from evals.datasets import GoldEvidence
+from evals.metrics import (
+    RetrievedSpan,
+    dedupe_spans,
+    evidence_found,
+    exact_match,
+    full_at_k,
+    hits_at_k,
+    hop_prf,
+    locate_span,
+    macro_by_hop,
+    normalize_answer,
+    normalize_text,
+    normalize_with_offsets,
+    recall_at_k,
+    token_f1,
+)
+
+
+def gold(doc: str, start: int | None = 0, end: int | None = 10, text: str | None = None) -> GoldEvidence:
+    return GoldEvidence(doc, doc.upper(), text if text is not None else f"gold fact of {doc}", start, end)
+
+
+def span(
+    doc: str, start: int | None = 0, end: int | None = 10, text: str = "unrelated words"
+) -> RetrievedSpan:
+    return RetrievedSpan(doc, start, end, text)
+
+
+# --- answers ------------------------------------------------------------------------------------------
+
+
+def test_normalize_answer_drops_case_punctuation_articles_and_extra_space() -> None:
+    assert normalize_answer("  The Cat,   sat!  ") == "cat sat"
+    assert normalize_answer("An apple a day") == "apple day"
+    assert normalize_answer("theatre") == "theatre"  # articles only as whole words
+
+
+def test_exact_match_normalises_and_takes_the_best_alias() -> None:
+    assert exact_match("the Eiffel Tower.", ("Eiffel Tower",)) == 1.0
+    assert exact_match("NYC", ("New York City", "nyc")) == 1.0
+    assert exact_match("New York", ("New York City", "NYC")) == 0.0
+    assert exact_match("Paris", "paris") == 1.0  # a bare string is one answer, not a list of letters
+
+
+def test_token_f1_by_hand() -> None:
+    # pred tokens quick brown fox, gold quick brown dog: 2 shared, P = R = 2/3
+    assert token_f1("The quick brown fox", ("quick brown dog",)) == pytest.approx(2 / 3)
+    # repeated tokens count once per occurrence on both sides: red+blue shared, P = R = 2/3
+    assert token_f1("red red blue", ("red blue blue",)) == pytest.approx(2 / 3)
+    assert token_f1("completely different", ("nothing shared",)) == 0.0
+
+
+def test_token_f1_is_the_max_over_aliases() -> None:
+    # against "cat": 0; against "quick brown dog": P = 1, R = 2/3, F1 = 0.8
+    assert token_f1("brown dog", ("cat", "quick brown dog")) == pytest.approx(0.8)
+
+
+def test_yes_no_rule_gives_no_partial_credit() -> None:
+    # without the rule: P = 1, R = 1/3, F1 = 0.5
+    assert token_f1("yes", ("yes it was",)) == 0.0
+    assert token_f1("yes it was", ("yes",)) == 0.0
+    assert token_f1("no", ("no",)) == 1.0
+    assert token_f1("No.", ("yes", "no")) == 1.0
+    assert token_f1("noanswer", ("no answer here",)) == 0.0
+
+
+def test_unanswerable_and_empty_answers() -> None:
+    assert exact_match("Insufficient information", ("Insufficient information.",)) == 1.0
+    assert token_f1("insufficient info", ("Insufficient information.",)) == pytest.approx(0.5)
+    assert token_f1("The", ("a",)) == 1.0  # both normalise to nothing: agreement
+    assert token_f1("", ("x",)) == 0.0
+    with pytest.raises(ValueError):
+        exact_match("x", ())
+    with pytest.raises(ValueError):
+        token_f1("x", [])
+
+
+# --- text normalisation and locating ------------------------------------------------------------------
+
+
+def test_normalize_text_matches_the_baselines_rule() -> None:
+    assert normalize_text("Hello,\tWORLD!  It's 2023 — café") == "hello world it s 2023 caf"
+    assert normalize_text("!!!") == ""
+
+
+def test_normalize_with_offsets_maps_every_character_back() -> None:
+    raw = "A-b  C!"
+    norm, offsets = normalize_with_offsets(raw)
+    assert norm == normalize_text(raw) == "a b c"
+    assert len(offsets) == len(norm)
+    assert [raw[offsets[i]].lower() for i in (0, 2, 4)] == ["a", "b", "c"]
+
+
+def test_locate_span_exact_then_normalised() -> None:
+    assert locate_span("b c", "a b c d") == (2, 5)
+    hay = "Say: hello world. Bye"
+    start, end = locate_span("Hello,   World!", hay) or (0, 0)
+    assert hay[start:end] == "hello world"
+    # the normalised search only matches whole words: "cat" inside "concatenate" is skipped
+    assert locate_span("CAT", "concatenate cat") == (12, 15)
+    assert locate_span("zebra", "no such animal") is None
+    assert locate_span("", "anything") is None
+    assert locate_span("...", "anything") is None
+
+
+# --- evidence matching --------------------------------------------------------------------------------
+
+
+def test_span_rule_needs_half_of_the_gold_span_in_the_same_document() -> None:
+    g = gold("d1", 10, 30, text="alpha beta gamma delta")  # 20 characters long
+    assert evidence_found(g, [span("d1", 20, 50)])  # overlap 10 = half
+    assert not evidence_found(g, [span("d1", 21, 50)])  # overlap 9
+    assert evidence_found(g, [span("d1", 0, 100)])  # covers all
+    assert not evidence_found(g, [span("d2", 10, 30)])  # same offsets, other document
+    assert not evidence_found(g, [span("d1", None, None)])  # no offsets, text does not match
+    assert not evidence_found(g, [])
+
+
+def test_text_rule_when_spans_cannot_decide() -> None:
+    g = gold("d1", 10, 30, text="alpha beta gamma delta")
+    assert evidence_found(g, [span("d1", None, None, "...Alpha, beta gamma DELTA! more")])
+    assert evidence_found(g, [span("other", 0, 5, "x alpha beta gamma delta y")])  # same text elsewhere
+    unlocated = gold("d1", None, None, text="alpha beta gamma delta")
+    assert evidence_found(unlocated, [span("d1", 0, 100, "alpha beta gamma delta")])
+    assert not evidence_found(unlocated, [span("d1", 0, 100, "alpha beta")])
+
+
+def test_text_rule_ninety_percent_of_words() -> None:
+    words = ["w0", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9"]
+    g = gold("d", None, None, text=" ".join(words))
+    nine = " ".join(reversed(words[:9]))  # 9 of 10 words, not as a run
+    eight = " ".join(reversed(words[:8]))
+    assert evidence_found(g, [span("x", None, None, nine)])
+    assert not evidence_found(g, [span("x", None, None, eight)])
+    short = gold("d", None, None, text="red green blue")  # under 4 words: must appear whole
+    assert not evidence_found(short, [span("x", None, None, "blue green red")])
+    assert evidence_found(short, [span("x", None, None, "Red, green; blue.")])
+
+
+# --- Recall@k, Hits@k, Full@k -------------------------------------------------------------------------
+
+
+GOLD3 = [gold("a"), gold("b"), gold("c")]
+
+
+def test_duplicates_are_dropped_before_the_top_k() -> None:
+    retrieved = [span("a"), span("a"), span("b"), span("x"), span("c")]
+    assert dedupe_spans(retrieved) == [span("a"), span("b"), span("x"), span("c")]
+    assert recall_at_k(GOLD3, retrieved, 2) == pytest.approx(2 / 3)  # would be 1/3 with the duplicate
+    assert recall_at_k(GOLD3, retrieved, 3) == pytest.approx(2 / 3)
+    assert recall_at_k(GOLD3, retrieved, 4) == 1.0
+    assert full_at_k(GOLD3, retrieved, 3) == 0.0
+    assert full_at_k(GOLD3, retrieved, 4) == 1.0
+    assert hits_at_k(GOLD3, retrieved, 2) == recall_at_k(GOLD3, retrieved, 2)
+
+
+def test_units_without_offsets_are_told_apart_by_text() -> None:
+    retrieved = [span("a", None, None, "one"), span("a", None, None, "two"), span("a", None, None, "one")]
+    assert [s.text for s in dedupe_spans(retrieved)] == ["one", "two"]
+
+
+def test_empty_retrieval_and_no_gold() -> None:
+    assert recall_at_k(GOLD3, [], 5) == 0.0
+    assert full_at_k(GOLD3, [], 5) == 0.0
+    assert recall_at_k([], [span("a")], 5) is None
+    assert full_at_k([], [span("a")], 5) is None
+    assert hits_at_k([], [], 5) is None
+    with pytest.raises(ValueError):
+        recall_at_k(GOLD3, [], 0)
+
+
+# --- hop-conditioned precision / recall / F1 ----------------------------------------------------------
+
+
+def test_hop_prf_three_hops_by_hand() -> None:
+    g = [gold("a"), gold("b")]
+    hops = [
+        [span("a"), span("x")],  # D1 = {a, x}: P 1/2, R 1/2, F1 1/2
+        [span("a"), span("y")],  # a repeats: D2 = {a, x, y}: P 1/3, R 1/2, F1 0.4
+        [span("b"), span("z")],  # D3 = {a, x, y, b, z}: P 2/5, R 1, F1 = 0.8 / 1.4 = 4/7
+    ]
+    out = hop_prf(g, hops)
+    expected = [(0.5, 0.5, 0.5), (1 / 3, 0.5, 0.4), (0.4, 1.0, 4 / 7)]
+    assert len(out) == 3
+    for got, want in zip(out, expected, strict=True):
+        assert got == pytest.approx(want)
+
+
+def test_hop_prf_edge_cases() -> None:
+    g = [gold("a"), gold("b")]
+    assert hop_prf(g, [[]]) == [(0.0, 0.0, 0.0)]
+    assert hop_prf(g, []) == [(0.0, 0.0, 0.0)]  # no retrieval at all still counts
+    assert hop_prf([], [[span("a")]]) == []
+    # one unit matching both gold items is one relevant unit: P = 1, R = 1
+    both = span("a", 0, 100, "gold fact of a gold fact of b")
+    assert hop_prf(g, [[both]]) == [(1.0, 1.0, 1.0)]
+
+
+def test_macro_by_hop_carries_a_finished_question_forward() -> None:
+    q1 = [(0.5, 0.5, 0.5), (1 / 3, 0.5, 0.4), (0.4, 1.0, 4 / 7)]
+    q2 = [(1.0, 1.0, 1.0)]  # stopped after one hop
+    out = macro_by_hop([q1, q2, []])  # [] = no gold, left out
+    expected = [(1, 0.75, 0.75, 0.75), (2, 2 / 3, 0.75, 0.7), (3, 0.7, 1.0, 11 / 14)]
+    assert [r for r, *_ in out] == [1, 2, 3]
+    for got, want in zip(out, expected, strict=True):
+        assert got == pytest.approx(want)
+    longer = macro_by_hop([q1, q2], max_hop=4)
+    assert longer[3][1:] == pytest.approx(longer[2][1:])
+    assert macro_by_hop([q1, q2], max_hop=1) == out[:1]
+    assert macro_by_hop([[], []]) == []

