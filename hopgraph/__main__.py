@@ -1,0 +1,5 @@
+"""`python -m hopgraph` is the `hopgraph` command."""
+
+from hopgraph.cli import main
+
+main()

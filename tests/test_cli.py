@@ -1,0 +1,84 @@
+"""The `hopgraph` command as a user runs it: index, ask with a streamed trace, history, and clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "corpora"
+HOPGRAPH = [sys.executable, "-m", "hopgraph"]
+
+
+def run(args: list[str], env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*HOPGRAPH, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_index_builds_then_is_a_no_op_on_an_unchanged_corpus(cli_env: dict[str, str]) -> None:
+    first = run(["index", str(FIXTURES / "notes"), "--name", "cli-notes"], cli_env)
+    assert first.returncode == 0, first.stderr
+    assert "cli-notes: built" in first.stdout and "3 documents" in first.stdout
+    again = run(["index", str(FIXTURES / "notes"), "--name", "cli-notes"], cli_env)
+    assert again.returncode == 0 and "cli-notes: unchanged" in again.stdout
+
+
+@pytest.mark.llm
+def test_ask_streams_each_node_and_history_replays_the_saved_run(
+    cli_env: dict[str, str], sample_index: str
+) -> None:
+    question = "Which electric pickup did Elon Musk say is safer for pedestrians?"
+    asked = run(["ask", question, "--index", sample_index, "--k", "3", "--thread-id", "cli-run-1"], cli_env)
+    assert asked.returncode == 0, asked.stderr
+    out = asked.stdout
+    assert out.index("retrieve") < out.index("generate") < out.index("Answer:")
+    assert out.count("hop 1") == 3 and "LLM generator: 1 call" in out
+    assert "hopgraph history cli-run-1" in out
+
+    replay = run(["history", "cli-run-1"], cli_env)
+    assert replay.returncode == 0, replay.stderr
+    lines = replay.stdout
+    assert "method naive" in lines and lines.index("retrieve") < lines.index("generate")
+    assert lines.count("hop 1") == 3
+    answer = out.split("Answer:")[1].split("\n")[0].strip()
+    assert f"answer: {answer}" in lines
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["ask", "anything?", "--index", "never-built"], ["never-built", "hopgraph index"]),
+        (["ask", "anything?", "--method", "nonesuch"], ["nonesuch", "naive"]),
+        (["history", "no-such-thread"], ["no-such-thread", "hopgraph ask"]),
+        (["index", "/does/not/exist", "--name", "x"], ["/does/not/exist"]),
+    ],
+    ids=["missing-index", "unknown-method", "unknown-thread", "missing-path"],
+)
+def test_bad_input_exits_2_with_a_message_naming_it(
+    cli_env: dict[str, str], args: list[str], expected: list[str]
+) -> None:
+    result = run(args, cli_env)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    for fragment in expected:
+        assert fragment in result.stderr
+
+
+def test_a_bad_jsonl_line_is_named_and_the_old_index_survives(cli_env: dict[str, str], tmp_path: Path) -> None:
+    good = tmp_path / "docs.jsonl"
+    good.write_text(json.dumps({"id": "a", "title": "A", "text": "Alpha is the first letter."}) + "\n")
+    assert run(["index", str(good), "--name", "cli-jsonl"], cli_env).returncode == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text() + "{not json\n")
+    result = run(["index", str(bad), "--name", "cli-jsonl"], cli_env)
+    assert result.returncode == 2 and "bad.jsonl" in result.stderr and "line 2" in result.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run(["index", str(empty), "--name", "cli-jsonl"], cli_env)
+    assert result.returncode == 2 and str(empty) in result.stderr
+    unchanged = run(["index", str(good), "--name", "cli-jsonl"], cli_env)
+    assert "cli-jsonl: unchanged" in unchanged.stdout

