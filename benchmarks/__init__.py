@@ -1,0 +1,1 @@
+"""Benchmarks: one command each, printing what it measured in that run."""
