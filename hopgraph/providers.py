@@ -40,12 +40,26 @@ def _embedding_path(name: str) -> str:
     return name
 
 
-class SentenceTransformerEmbedder:
+class _ModelTokenSpans:
+    """token_spans() for embedders whose loaded model carries a Hugging Face fast tokenizer."""
+
+    _model: Any
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        encoded = self._model.tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        return [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
+
+
+class SentenceTransformerEmbedder(_ModelTokenSpans):
     """The Embedder protocol over sentence-transformers (the default) with the model's own tokenizer."""
 
     def __init__(self, name: str) -> None:
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # a per-load weights bar is noise in a CLI trace
         self.name = name
         self._model = SentenceTransformer(_embedding_path(name), device="cpu")
         # MiniLM's default window is 256 word pieces, but a 256-token chunk plus its title runs past that and
@@ -65,12 +79,9 @@ class SentenceTransformerEmbedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
-    def token_spans(self, text: str) -> list[tuple[int, int]]:
-        encoded = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        return [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
 
 
-class FlagEmbedder:
+class FlagEmbedder(_ModelTokenSpans):
     """The Embedder protocol over FlagEmbedding's FlagModel (mean pooling suits MiniLM-style models)."""
 
     def __init__(self, name: str) -> None:
@@ -85,9 +96,6 @@ class FlagEmbedder:
         vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
-    def token_spans(self, text: str) -> list[tuple[int, int]]:
-        encoded = self._model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        return [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
 
 
 class CrossEncoderReranker:
