@@ -29,3 +29,38 @@ class RetrievalContext:
 def context_of(runtime_context: C | None, schema: type[C]) -> C:
     """The run's context, or the schema's defaults when the caller passed none (plain `graph.invoke(...)`)."""
     return runtime_context if runtime_context is not None else schema()
+
+
+@dataclass(kw_only=True)
+class DecompositionContext(RetrievalContext):
+    """Methods that first split the question into sub-questions."""
+
+    max_sub_questions: int = 4
+    """Cap on the decomposer's list (the paper's prompt asks for usually two)."""
+
+
+IntegrationMode = Literal["answers", "contexts"]
+
+
+@dataclass(kw_only=True)
+class ChainRAGContext(DecompositionContext):
+    """ChainRAG's parameters, paper defaults (k=3 seeds, 100 candidates, 3000-word limit) and ablations."""
+
+    top_k: int = 3
+    """Seed sentences per sub-question (the paper's k)."""
+    candidates: int = 100
+    """Sentences kept by the embedding pre-filter before reranking."""
+    word_limit: int = 3000
+    """Expansion stops once the gathered sentences reach this many words."""
+    integration: IntegrationMode = "answers"
+    """answers = AnsInt (sub-questions and their answers); contexts = CxtInt (reranked sentences)."""
+    rewrite: bool = True
+    """Ablation switch: rewrite sub-questions that refer to earlier answers."""
+    ec_edges: bool = True
+    """Ablation switch: entity co-occurrence edges."""
+    ss_edges: bool = True
+    """Ablation switch: semantic similarity edges."""
+    sa_edges: bool = True
+    """Ablation switch: structural adjacency edges."""
+    use_graph: bool = True
+    """Ablation switch: False retrieves chunks (as NaiveRAG) instead of sentences, with no expansion."""

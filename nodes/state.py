@@ -75,3 +75,30 @@ class QAState(TypedDict, total=False):
     evidence: Annotated[list[Evidence], merge_evidence]
     answer: str
     usage: Annotated[list[LLMUsage], operator.add]
+
+
+class SubAnswer(TypedDict):
+    """One finished sub-question: as decomposed, as retrieved with (after rewriting), and its answer."""
+
+    asked: str
+    question: str
+    answer: str
+    answered: bool
+
+
+class SubQuestionState(QAState, total=False):
+    """State of methods that work through sub-questions one at a time (ChainRAG, decomposition RAG).
+
+    `gathered` is the working set of the current sub-question, in the order it was gathered (which is the
+    order the prompts show it, so each expansion only appends to the prompt). When a sub-question is
+    finished its gathered evidence moves into `evidence` with hop = its 1-based position.
+    """
+
+    sub_questions: list[str]
+    step: int
+    query: str
+    notes: str
+    gathered: list[Evidence]
+    expansions: int
+    stop: str
+    solved: Annotated[list[SubAnswer], operator.add]

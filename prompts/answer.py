@@ -31,3 +31,9 @@ def messages(question: str, evidence: Sequence[Evidence]) -> list[BaseMessage]:
         SystemMessage(SYSTEM),
         HumanMessage(f"Passages:\n{format_passages(evidence)}\n\nQuestion: {question}\n{INSTRUCTION}"),
     ]
+
+
+def is_no_answer(answer: str) -> bool:
+    """True for an empty reply or the no-answer phrase (with or without its full stop)."""
+    text = answer.strip().lower()
+    return not text or text.startswith("insufficient information")

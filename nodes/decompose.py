@@ -1,0 +1,21 @@
+"""Decompose: split the question into sub-questions (JSON array) and start at the first one."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from nodes.context import DecompositionContext, context_of
+from nodes.llm import LLMGateway
+from nodes.state import SubQuestionState
+from prompts import decompose
+
+
+class Decompose:
+    def __init__(self, llm: LLMGateway) -> None:
+        self.llm = llm
+
+    def __call__(self, state: SubQuestionState, runtime: Runtime[DecompositionContext]) -> dict:
+        ctx = context_of(runtime.context, DecompositionContext)
+        reply = self.llm.complete("decomposer", decompose.messages(state["question"]), max_tokens=160)
+        subs = decompose.parse(reply.text, state["question"], ctx.max_sub_questions)
+        return {"sub_questions": subs, "step": 0, "usage": [reply.usage]}

@@ -1,0 +1,96 @@
+"""Sentence-graph retrieval for one sub-question (ChainRAG §3.2): seed sentences, then graph expansion.
+
+Seeds: the embedding pre-filter keeps the `candidates` most similar sentences, the reranker scores them
+against the sub-question and the best `top_k` become seeds. Expansion: every step adds the neighbours of
+everything gathered so far (the first step is all 1-hop neighbours of the seeds, later steps reach higher
+orders), best first by similarity to the sub-question, until the word limit. With the graph ablated
+(`use_graph=False`) the seeds are chunks from the chunk index and nothing is expanded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from nodes.context import ChainRAGContext, context_of
+from nodes.protocols import IndexProvider, Reranker
+from nodes.retrieve import hit_to_evidence
+from nodes.state import Evidence, SubQuestionState
+from stores.protocols import Embedder
+
+if TYPE_CHECKING:
+    from stores.sentence_graph import Sentence
+
+STOP_SUFFICIENT, STOP_WORD_LIMIT, STOP_EXHAUSTED, STOP_NO_GRAPH = (
+    "sufficient",
+    "word_limit",
+    "exhausted",
+    "no_graph",
+)
+
+
+def sentence_evidence(sentence: Sentence, score: float, hop: int) -> Evidence:
+    return Evidence(
+        id=sentence.id,
+        doc_id=sentence.doc_id,
+        title=sentence.title,
+        text=sentence.text,
+        score=round(float(score), 6),
+        char_start=sentence.char_start,
+        char_end=sentence.char_end,
+        hop=hop,
+    )
+
+
+def word_count(evidence: list[Evidence]) -> int:
+    return sum(len(item["text"].split()) for item in evidence)
+
+
+def enabled_edges(ctx: ChainRAGContext) -> frozenset[str]:
+    switches = {"EC": ctx.ec_edges, "SS": ctx.ss_edges, "SA": ctx.sa_edges}
+    return frozenset(kind for kind, on in switches.items() if on)
+
+
+class SeedSentences:
+    def __init__(self, indexes: IndexProvider, reranker: Reranker) -> None:
+        self.indexes = indexes
+        self.reranker = reranker
+
+    def __call__(self, state: SubQuestionState, runtime: Runtime[ChainRAGContext]) -> dict:
+        ctx = context_of(runtime.context, ChainRAGContext)
+        hop = state.get("step", 0) + 1
+        index = self.indexes.open(ctx.index)
+        if not ctx.use_graph:
+            hits = index.search(state["query"], ctx.top_k, mode=ctx.retrieval_mode)
+            return {"gathered": [hit_to_evidence(hit, hop) for hit in hits], "stop": STOP_NO_GRAPH}
+        graph = index.sentence_graph
+        candidates = graph.sentences([sid for sid, _ in graph.candidates(state["query"], ctx.candidates)])
+        scores = self.reranker.score(state["query"], [s.text for s in candidates])
+        best = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)[: ctx.top_k]
+        return {"gathered": [sentence_evidence(candidates[i], score, hop) for score, i in best]}
+
+
+class ExpandSentences:
+    def __init__(self, indexes: IndexProvider, embedder: Embedder) -> None:
+        self.indexes = indexes
+        self.embedder = embedder
+
+    def __call__(self, state: SubQuestionState, runtime: Runtime[ChainRAGContext]) -> dict:
+        ctx = context_of(runtime.context, ChainRAGContext)
+        graph = self.indexes.open(ctx.index).sentence_graph
+        gathered = list(state.get("gathered", []))
+        expansions = state.get("expansions", 0) + 1
+        neighbours = list(graph.neighbors([item["id"] for item in gathered], enabled_edges(ctx)))
+        if not neighbours:
+            return {"expansions": expansions, "stop": STOP_EXHAUSTED}
+        similarity = graph.embeddings(neighbours) @ self.embedder.embed([state["query"]])[0]
+        words, hop = word_count(gathered), state.get("step", 0) + 1
+        for i in np.argsort(-similarity, kind="stable"):
+            sentence = graph.sentence(neighbours[i])
+            if words + len(sentence.text.split()) > ctx.word_limit:
+                return {"gathered": gathered, "expansions": expansions, "stop": STOP_WORD_LIMIT}
+            words += len(sentence.text.split())
+            gathered.append(sentence_evidence(sentence, float(similarity[i]), hop))
+        return {"gathered": gathered, "expansions": expansions, "stop": ""}

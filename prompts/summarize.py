@@ -1,0 +1,24 @@
+"""Context summariser (ChainRAG §3.3 fallback): when an earlier sub-question went unanswered, its gathered
+context is condensed and carried into the next sub-question's context instead of a rewrite."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from nodes.state import Evidence
+from prompts.passages import format_passages
+from prompts.reader import SYSTEM  # the readers' system text: a summary call reuses their cached prefix
+
+INSTRUCTION = (
+    "Summarise, in at most three sentences, what these passages say that bears on the question. "
+    "Keep names, dates and numbers."
+)
+
+
+def messages(evidence: Sequence[Evidence], question: str) -> list[BaseMessage]:
+    return [
+        SystemMessage(SYSTEM),
+        HumanMessage(f"Passages:\n{format_passages(evidence)}\n\nQuestion: {question}\n{INSTRUCTION}"),
+    ]

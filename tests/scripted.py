@@ -1,0 +1,45 @@
+"""A scripted chat model for wiring tests: replies from a list, records the prompts it was sent.
+
+Named for what it is: it tests how graphs and nodes use the LLM, never what an LLM would answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+from nodes.llm import LLMGateway, RoleModel
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Answers each call with `reply(prompt_text)`; every prompt is kept in `.prompts`."""
+
+    reply: Callable[[str], str]
+    _prompts: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def prompts(self) -> list[str]:
+        return self._prompts
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        prompt = "\n".join(str(m.content) for m in messages)
+        self._prompts.append(prompt)
+        text = self.reply(prompt)
+        usage = {"input_tokens": len(prompt.split()), "output_tokens": len(text.split()), "total_tokens": 0}
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text, usage_metadata=usage))])
+
+
+def scripted_gateway(reply: Callable[[str], str]) -> tuple[LLMGateway, ScriptedChatModel]:
+    model = ScriptedChatModel(reply=reply)
+    return LLMGateway({}, RoleModel(model, "scripted", "scripted chat model")), model

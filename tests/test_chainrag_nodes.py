@@ -1,0 +1,149 @@
+"""ChainRAG's LLM-facing nodes with a scripted chat model: rewrite trigger, rewrite, summary fallback,
+decomposition parsing, the judge, and both integrations (wiring; the real-LLM run is in test_chainrag)."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.runtime import Runtime
+
+from nodes.context import ChainRAGContext
+from nodes.decompose import Decompose
+from nodes.integrate import Integrate
+from nodes.judge import JudgeSufficiency
+from nodes.rewrite import PrepareSubQuestion, needs_rewrite
+from nodes.state import Evidence, SubAnswer
+from prompts import decompose
+from tests.scripted import scripted_gateway
+
+
+def evidence(i: int, text: str, hop: int = 1) -> Evidence:
+    return Evidence(
+        id=f"d#s{i}", doc_id="d", title="T", text=text, score=0.0, char_start=0, char_end=1, hop=hop
+    )
+
+
+class LengthReranker:
+    """Deterministic scorer for tests: longer passages rank higher."""
+
+    def score(self, query: str, passages: list[str]) -> list[float]:
+        return [float(len(p)) for p in passages]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Where was he born?", True),
+        ("What is its population?", True),
+        ("Who founded that company?", True),
+        ("When did they split up?", True),
+        ("Which film did these actors share?", True),
+        ("Who directed the film Jaws?", False),  # "the" is not a reference
+        ("What is the capital of Theresa's country?", False),  # no whole-word match inside names
+        ("Whose history is longer?", False),
+    ],
+)
+def test_the_rewrite_trigger_is_a_deliberate_word_list(question: str, expected: bool) -> None:
+    assert needs_rewrite(question) is expected
+
+
+def test_decomposition_reply_is_parsed_as_a_json_array_or_falls_back() -> None:
+    assert decompose.parse('Sure: ["Who directed Jaws?", "Where was he born?"]', "q", 4) == [
+        "Who directed Jaws?",
+        "Where was he born?",
+    ]
+    assert decompose.parse('["a", "b", "c"]', "q", 2) == ["a", "b"]
+    assert decompose.parse("no list here", "the question", 4) == ["the question"]
+    assert decompose.parse("[not json", "the question", 4) == ["the question"]
+
+
+def test_decompose_node_starts_at_the_first_sub_question() -> None:
+    llm, model = scripted_gateway(lambda p: '["Who directed Jaws?", "Where was he born?"]')
+    update = Decompose(llm)({"question": "Where was the director of Jaws born?"}, Runtime(context=None))
+    assert update["sub_questions"] == ["Who directed Jaws?", "Where was he born?"] and update["step"] == 0
+    assert "JSON array" in model.prompts[0] and update["usage"][0]["role"] == "decomposer"
+
+
+def state_after_first(answered: bool) -> dict:
+    first = SubAnswer(
+        asked="Who directed Jaws?",
+        question="Who directed Jaws?",
+        answer="Steven Spielberg" if answered else "Insufficient information.",
+        answered=answered,
+    )
+    return {
+        "question": "Where was the director of Jaws born?",
+        "sub_questions": ["Who directed Jaws?", "Where was he born?"],
+        "step": 1,
+        "solved": [first],
+        "evidence": [evidence(1, "Jaws is a 1975 film directed by Steven Spielberg.")],
+    }
+
+
+def test_a_referring_sub_question_is_rewritten_with_the_earlier_answer() -> None:
+    llm, model = scripted_gateway(lambda p: "Where was Steven Spielberg born?")
+    update = PrepareSubQuestion(llm)(state_after_first(answered=True), Runtime(context=ChainRAGContext()))
+    assert update["query"] == "Where was Steven Spielberg born?"
+    assert "Q: Who directed Jaws?\nA: Steven Spielberg" in model.prompts[0]
+    assert update["gathered"] == [] and update["stop"] == "" and update["notes"] == ""
+
+
+def test_an_unanswered_earlier_sub_question_is_summarised_instead() -> None:
+    llm, model = scripted_gateway(lambda p: "Jaws (1975) was directed by Steven Spielberg.")
+    update = PrepareSubQuestion(llm)(state_after_first(answered=False), Runtime(context=ChainRAGContext()))
+    assert update["query"] == "Where was he born?"  # nothing to put back, so no rewrite
+    assert "Jaws is a 1975 film directed by Steven Spielberg." in model.prompts[0]  # its own context
+    assert update["notes"] == "On 'Who directed Jaws?': Jaws (1975) was directed by Steven Spielberg."
+    assert update["usage"][0]["role"] == "summarizer"
+
+
+def test_rewriting_can_be_ablated_and_is_skipped_without_a_reference() -> None:
+    llm, model = scripted_gateway(lambda p: "never used")
+    off = PrepareSubQuestion(llm)(state_after_first(True), Runtime(context=ChainRAGContext(rewrite=False)))
+    assert off["query"] == "Where was he born?"
+    plain = state_after_first(True) | {"sub_questions": ["Who directed Jaws?", "Where was Spielberg born?"]}
+    assert (
+        PrepareSubQuestion(llm)(plain, Runtime(context=ChainRAGContext()))["query"]
+        == "Where was Spielberg born?"
+    )
+    assert model.prompts == []
+
+
+@pytest.mark.parametrize(("reply", "stop"), [("Yes", "sufficient"), ("yes.", "sufficient"), ("No", "")])
+def test_the_judge_reads_yes_or_no(reply: str, stop: str) -> None:
+    llm, model = scripted_gateway(lambda p: reply)
+    state = {"query": "Who directed Jaws?", "gathered": [evidence(1, "Jaws was directed by Spielberg.")]}
+    assert JudgeSufficiency(llm)(state)["stop"] == stop
+    assert model.prompts[0].index("Jaws was directed") < model.prompts[0].index(
+        "Question: Who directed Jaws?"
+    )
+
+
+def solved_state() -> dict:
+    return {
+        "question": "Where was the director of Jaws born?",
+        "solved": [
+            SubAnswer(asked="a", question="Who directed Jaws?", answer="Steven Spielberg", answered=True),
+            SubAnswer(
+                asked="b", question="Where was Steven Spielberg born?", answer="Cincinnati", answered=True
+            ),
+        ],
+        "evidence": [evidence(1, "short"), evidence(2, "a much longer sentence about Cincinnati, Ohio", 2)],
+    }
+
+
+def test_answer_integration_uses_only_sub_questions_and_answers() -> None:
+    llm, model = scripted_gateway(lambda p: "Cincinnati\nextra line")
+    update = Integrate(llm, LengthReranker())(solved_state(), Runtime(context=ChainRAGContext()))
+    assert update["answer"] == "Cincinnati"
+    assert "2. Where was Steven Spielberg born? -> Cincinnati" in model.prompts[0]
+    assert "Cincinnati, Ohio" not in model.prompts[0]
+
+
+def test_context_integration_reranks_deduplicated_evidence_within_the_word_limit() -> None:
+    llm, model = scripted_gateway(lambda p: "Cincinnati")
+    ctx = ChainRAGContext(integration="contexts", word_limit=7)
+    Integrate(llm, LengthReranker())(solved_state(), Runtime(context=ctx))
+    prompt = model.prompts[0]
+    assert "[1] T\na much longer sentence about Cincinnati, Ohio" in prompt  # best first
+    assert "T\nshort" not in prompt  # over the 7-word limit once the first passage is in
+    assert "->" not in prompt
