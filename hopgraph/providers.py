@@ -40,10 +40,34 @@ def _embedding_path(name: str) -> str:
     return name
 
 
-class _ModelTokenSpans:
-    """token_spans() for embedders whose loaded model carries a Hugging Face fast tokenizer."""
+class _LazyEmbedder:
+    """Shared behaviour of the embedders: the model loads on first use, not on construction.
 
-    _model: Any
+    Graphs are built (and Studio imports them) long before anything is embedded; holding an embedder must
+    not cost a model load. `token_spans` reads the model's own fast tokenizer.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._loaded: Any = None
+        self._dimension: int | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def _model(self) -> Any:
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._load()
+            return self._loaded
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.embed(["dimension probe"]).shape[1])
+        return self._dimension
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         encoded = self._model.tokenizer(
@@ -52,25 +76,24 @@ class _ModelTokenSpans:
         return [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
 
 
-class SentenceTransformerEmbedder(_ModelTokenSpans):
-    """The Embedder protocol over sentence-transformers (the default) with the model's own tokenizer."""
+class SentenceTransformerEmbedder(_LazyEmbedder):
+    """The Embedder protocol over sentence-transformers (the default)."""
 
-    def __init__(self, name: str) -> None:
+    def _load(self) -> Any:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 
         transformers_logging.disable_progress_bar()  # a per-load weights bar is noise in a CLI trace
-        self.name = name
-        self._model = SentenceTransformer(_embedding_path(name), device="cpu")
+        model = SentenceTransformer(_embedding_path(self.name), device="cpu")
         # MiniLM's default window is 256 word pieces, but a 256-token chunk plus its title runs past that and
         # would lose its tail; BERT-style position tables go to 512, so read the whole chunk.
-        self._model.max_seq_length = min(512, self._model.tokenizer.model_max_length)
-        self.dimension = int(self._model.get_embedding_dimension())
-        self._lock = threading.Lock()
+        model.max_seq_length = min(512, model.tokenizer.model_max_length)
+        return model
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        with self._lock:
-            vectors = self._model.encode(
+        model = self._model
+        with self._lock:  # torch inference from several graph threads at once only thrashes 2 cores
+            vectors = model.encode(
                 texts,
                 batch_size=64,
                 normalize_embeddings=True,
@@ -80,22 +103,18 @@ class SentenceTransformerEmbedder(_ModelTokenSpans):
         return np.asarray(vectors, dtype=np.float32)
 
 
-
-class FlagEmbedder(_ModelTokenSpans):
+class FlagEmbedder(_LazyEmbedder):
     """The Embedder protocol over FlagEmbedding's FlagModel (mean pooling suits MiniLM-style models)."""
 
-    def __init__(self, name: str) -> None:
+    def _load(self) -> Any:
         from FlagEmbedding import FlagModel
 
-        self.name = name
-        self._model = FlagModel(_embedding_path(name), pooling_method="mean", use_fp16=False, devices="cpu")
-        self.dimension = int(self.embed(["dimension probe"]).shape[1])
+        return FlagModel(_embedding_path(self.name), pooling_method="mean", use_fp16=False, devices="cpu")
 
     def embed(self, texts: list[str]) -> np.ndarray:
         vectors = self._model.encode(texts, batch_size=64, convert_to_numpy=True)
         vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-
 
 
 class CrossEncoderReranker:
@@ -189,7 +208,10 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
     except Exception as exc:
         raise ConfigError(f"llm = {spec!r} could not be set up: {exc}") from exc
     where = f" at {role.base_url}" if role.base_url else ""
-    return RoleModel(model, f"{spec}{'@' + role.base_url if role.base_url else ''}", f"{spec}{where}")
+    limits = f"timeout {settings.timeout:g} s, {settings.max_retries} retries"
+    return RoleModel(
+        model, f"{spec}{'@' + role.base_url if role.base_url else ''}", f"{spec}{where}; {limits}"
+    )
 
 
 class Services:

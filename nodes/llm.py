@@ -140,9 +140,10 @@ class LLMGateway:
             raise
         except Exception as exc:  # provider SDKs raise many types; the user needs one clear message
             raise ProviderError(
-                f"The model for role '{role}' ({chosen.describe}) failed after its retries: "
-                f"{type(exc).__name__}: {exc}. Check that the server is running and reachable, the model "
-                "name and API key are right, or raise `timeout` / `max_retries` in hopgraph.toml."
+                f"The model for role '{role}' ({chosen.describe}) failed: "
+                f"{type(exc).__name__}: {str(exc).rstrip('.')}. Check that the server is running and "
+                "reachable and that the model name and API key are right, or raise `timeout` / `max_retries` "
+                "in hopgraph.toml."
             ) from exc
         text = message.content if isinstance(message.content, str) else str(message.content)
         counts = _token_counts(message)

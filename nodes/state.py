@@ -8,7 +8,10 @@ LLM accounting lives in state too, which puts it into every checkpoint and there
 from __future__ import annotations
 
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated
+
+# pydantic, and so Studio's input and output forms, cannot read typing.TypedDict on Python 3.11
+from typing_extensions import TypedDict
 
 
 class Evidence(TypedDict):

@@ -1,0 +1,286 @@
+"""Swapping the LLM by config: a real OpenAI-compatible server, per-role routing, and provider failures.
+
+Why real servers: `openai:MODEL` + base_url goes through LangChain's init_chat_model to ChatOpenAI and the
+OpenAI SDK, whose HTTP behaviour (request shape, usage reporting, timeouts, retry count and backoff) is
+what users of vLLM, Ollama or a llama.cpp server get. A fake chat model would test none of that. The
+servers here are llama.cpp's own OpenAI-compatible server over the embedded GGUF, a stdlib HTTP server that
+answers every request with 503, and a socket that accepts connections and never answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import MODEL_DIR, REPO, free_port
+from test_naive_local import GOLD_TITLES, QUESTION
+
+from hopgraph import Settings, build_graph, services_for
+from hopgraph.settings import RoleSettings
+from nodes.llm import ProviderError
+
+pytestmark = [pytest.mark.server, pytest.mark.timeout(600)]
+
+PYTHON = REPO / ".venv" / "bin" / "python"
+MODEL = "openai:local-qwen"
+ALIAS = "local-qwen"
+STARTUP_SECONDS = 120.0
+STOP_SECONDS = 30.0
+CONTEXT = {"index": "sample", "top_k": 4}
+ANSWER_TIMEOUT = 300.0
+"""Per-request timeout against the llama.cpp server: ~5 s idle, minutes when other sessions share the CPUs.
+With max_retries=0 a slow answer fails plainly instead of being silently re-sent."""
+
+
+def _log_tail(log: Path, lines: int = 40) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama.cpp's OpenAI-compatible server over the embedded GGUF on 127.0.0.1; yields its /v1 base URL.
+
+    Its own process group, so teardown stops it and anything it spawned; fails teardown if SIGTERM is
+    ignored (a server left behind would hold 1 GB and two CPUs for the rest of the session).
+    """
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    port = free_port()
+    command = [
+        str(PYTHON), "-m", "llama_cpp.server", "--model", str(gguf_path), "--model_alias", ALIAS,
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2",
+        "--verbose", "false",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(f"llama_cpp.server exited with {proc.returncode}:\n{_log_tail(log)}")
+            try:
+                models = httpx.get(f"{base_url}/models", timeout=2.0)
+                if models.status_code == 200:
+                    assert [m["id"] for m in models.json()["data"]] == [ALIAS]
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no /v1/models within {STARTUP_SECONDS} s:\n{_log_tail(log)}")
+            time.sleep(0.5)
+        yield base_url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=STOP_SECONDS)
+                raise AssertionError(f"llama_cpp.server ignored SIGTERM:\n{_log_tail(log)}") from None
+        assert proc.returncode is not None
+
+
+@dataclass
+class FakeProvider:
+    """A local endpoint standing in for a failing provider; records what reached it."""
+
+    base_url: str
+    requests: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def unavailable_provider() -> Iterator[FakeProvider]:
+    """An HTTP server that answers every request with 503 Service Unavailable (an overloaded provider)."""
+    provider = FakeProvider("")
+
+    class Unavailable(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            provider.requests.append(f"{self.command} {self.path}")
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            body = json.dumps({"error": {"message": "model overloaded", "type": "server_error"}}).encode()
+            self.send_response(503)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST
+
+        def log_message(self, format: str, *args: object) -> None:  # quiet test output
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    provider.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield provider
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture
+def hanging_provider() -> Iterator[FakeProvider]:
+    """A socket that accepts connections and never answers (a provider stuck mid-request)."""
+    provider = FakeProvider("")
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)  # closing a socket does not wake a blocked accept(); poll a stop flag instead
+    stop = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            held.append(conn)
+            provider.requests.append("connection")
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    provider.base_url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    try:
+        yield provider
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
+def _remote(settings: Settings, **overrides: object) -> Settings:
+    """The session's data directory (index 'sample') with a remote LLM instead of the embedded one."""
+    return Settings(data_dir=settings.data_dir, model_dir=MODEL_DIR, llm=MODEL, **overrides)
+
+
+def test_naive_runs_on_an_openai_compatible_server(
+    settings: Settings, sample_index: str, llama_server: str
+) -> None:
+    """`openai:MODEL` + base_url answers through the server and reports the server's token usage."""
+    remote = _remote(settings, base_url=llama_server, timeout=ANSWER_TIMEOUT, max_retries=0)
+    graph = build_graph("naive", remote)
+    out = graph.invoke(
+        {"question": QUESTION}, {"configurable": {"thread_id": "openai-compatible-naive"}}, context=CONTEXT
+    )
+
+    assert "cybertruck" in out["answer"].lower(), out["answer"]
+    assert {item["title"] for item in out["evidence"]} & GOLD_TITLES
+    [usage] = out["usage"]
+    assert usage["role"] == "generator" and usage["calls"] == 1 and usage["cache_hits"] == 0
+    assert usage["prompt_tokens"] > 200 and usage["completion_tokens"] > 0
+
+    chosen = services_for(remote).llm.model_for("generator")
+    assert llama_server in chosen.model_id and chosen.model_id.startswith(MODEL)
+    assert llama_server in chosen.describe
+    assert services_for(remote) is not services_for(settings)  # the embedded model is not reused
+
+
+def test_a_role_override_routes_only_that_role(
+    settings: Settings, sample_index: str, llama_server: str, unavailable_provider: FakeProvider
+) -> None:
+    """roles.generator points at the live server while the default points at a dead one.
+
+    The default is deliberately unusable: if the override were ignored, the run would fail on the 503
+    server instead of answering, so a passing run proves the generator call went where its role says.
+    """
+    remote = _remote(
+        settings,
+        base_url=unavailable_provider.base_url,
+        max_retries=0,
+        timeout=ANSWER_TIMEOUT,
+        roles={"generator": RoleSettings(llm=MODEL, base_url=llama_server)},
+    )
+    out = build_graph("naive", remote, checkpointer=False).invoke({"question": QUESTION}, context=CONTEXT)
+
+    assert "cybertruck" in out["answer"].lower(), out["answer"]
+    assert unavailable_provider.requests == []
+    gateway = services_for(remote).llm
+    assert llama_server in gateway.model_for("generator").model_id
+    assert unavailable_provider.base_url in gateway.model_for("planner").model_id  # unset roles: default
+
+
+def test_an_unavailable_provider_fails_with_one_clear_error_after_its_retries(
+    settings: Settings, sample_index: str, unavailable_provider: FakeProvider
+) -> None:
+    """503 on every attempt: the OpenAI SDK retries max_retries times with backoff, then ProviderError.
+
+    ChatOpenAI hands max_retries to the SDK, which makes 1 + max_retries attempts (no second retry layer in
+    LangChain), so max_retries=1 means exactly two requests.
+    """
+    remote = _remote(settings, base_url=unavailable_provider.base_url, max_retries=1, timeout=5)
+    graph = build_graph("naive", remote, checkpointer=False)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        graph.invoke({"question": QUESTION}, context=CONTEXT)
+    elapsed = time.monotonic() - started
+
+    message = str(info.value)
+    assert "'generator'" in message
+    assert MODEL in message and unavailable_provider.base_url in message
+    assert "503" in message
+    assert "Check that the server is running" in message and "max_retries" in message
+    assert unavailable_provider.requests == ["POST /v1/chat/completions"] * 2
+    assert elapsed < 30, elapsed
+
+
+def test_a_hanging_provider_times_out_within_the_configured_timeout(
+    settings: Settings, sample_index: str, hanging_provider: FakeProvider
+) -> None:
+    """A server that never answers costs `timeout` seconds per attempt, not a hung run."""
+    remote = _remote(settings, base_url=hanging_provider.base_url, max_retries=0, timeout=1)
+    graph = build_graph("naive", remote, checkpointer=False)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        graph.invoke({"question": QUESTION}, context=CONTEXT)
+    elapsed = time.monotonic() - started
+
+    message = str(info.value)
+    assert "timed out" in message.lower(), message
+    assert "'generator'" in message and hanging_provider.base_url in message
+    assert "timeout" in message  # the advice names the setting to raise
+    assert hanging_provider.requests == ["connection"]
+    assert elapsed < 15, elapsed  # retrieval + one 1 s attempt; generous for a loaded machine
+
+
+def test_the_cli_reports_a_provider_failure_as_one_paragraph_and_exit_code_2(
+    cli_env: dict[str, str], sample_index: str, unavailable_provider: FakeProvider
+) -> None:
+    """`hopgraph ask` against a failing provider: the user sees the message, not a traceback."""
+    env = dict(cli_env)
+    env.update(
+        HOPGRAPH_LLM=MODEL,
+        HOPGRAPH_BASE_URL=unavailable_provider.base_url,
+        HOPGRAPH_MAX_RETRIES="0",
+        HOPGRAPH_TIMEOUT="5",
+    )
+    done = subprocess.run(
+        [str(REPO / ".venv" / "bin" / "hopgraph"), "ask", QUESTION, "--index", sample_index, "--k", "4"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+    assert done.returncode == 2, (done.stdout[-2000:], done.stderr[-2000:])
+    stderr = done.stderr.strip()
+    assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
+    assert stderr.startswith("error:") and "\n\n" not in stderr, stderr
+    assert "'generator'" in stderr and unavailable_provider.base_url in stderr and "503" in stderr
+    assert unavailable_provider.requests == ["POST /v1/chat/completions"]  # max_retries=0: one attempt
+    assert "retrieve" in done.stdout  # the nodes before the failure were still shown

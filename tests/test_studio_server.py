@@ -1,0 +1,199 @@
+"""The graphs as LangGraph Studio sees them: a real `langgraph dev` server over the bundled sample index.
+
+Why a real server: Studio talks to `langgraph dev` over HTTP, and what it can show (the graph list, the
+context form, a run's result) depends on how langgraph.json, hopgraph/studio.py and the graphs' schemas
+load inside that server's own process, with settings taken from its environment. Unit tests of the
+compiled graph cannot catch a graph missing from langgraph.json, a schema the server cannot serialise, or
+a graph that only works with a checkpointer the server does not bring.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import MODEL_DIR, REPO, free_port
+from test_naive_local import GOLD_TITLES, QUESTION
+
+from graphs.registry import METHODS
+from hopgraph import Settings
+
+pytestmark = [pytest.mark.server, pytest.mark.timeout(600)]
+
+LANGGRAPH = REPO / ".venv" / "bin" / "langgraph"
+STARTUP_SECONDS = 120.0
+RUN_SECONDS = 300.0
+"""Upper bound for one run: ~5 s on an idle machine, far more when other test sessions share the CPUs."""
+STOP_SECONDS = 30.0
+
+
+def _log_tail(log: Path, lines: int = 40) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
+
+
+def _stop(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """SIGTERM the server's whole process group; SIGKILL and fail if it does not exit in time."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=STOP_SECONDS)
+        raise AssertionError(
+            f"langgraph dev ignored SIGTERM for {STOP_SECONDS} s:\n{_log_tail(log)}"
+        ) from None
+
+
+def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """Poll GET /ok until it answers, the process dies, or STARTUP_SECONDS pass."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"langgraph dev exited with {proc.returncode}:\n{_log_tail(log)}")
+        try:
+            if httpx.get(f"{url}/ok", timeout=2.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"langgraph dev did not answer within {STARTUP_SECONDS} s:\n{_log_tail(log)}")
+
+
+@pytest.fixture(scope="module")
+def studio(settings: Settings, sample_index: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`langgraph dev` on 127.0.0.1 over the session's data directory (index 'sample' is built there).
+
+    --no-reload because other files in the repo change while tests run and a reload mid-run would drop the
+    run; no tracing or CLI analytics so the server needs no network. The in-memory runtime writes its
+    state to ./.langgraph_api (relative to the repo, where langgraph.json's paths resolve); it is removed
+    afterwards unless it was there before.
+    """
+    tmp = tmp_path_factory.mktemp("studio")
+    log = tmp / "langgraph-dev.log"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOPGRAPH_")}
+    env.update(
+        HOPGRAPH_DATA_DIR=str(settings.data_dir),
+        HOPGRAPH_MODEL_DIR=str(MODEL_DIR),
+        HOPGRAPH_CONFIG=str(tmp / "absent.toml"),
+        LANGSMITH_TRACING="false",
+        LANGCHAIN_TRACING_V2="false",
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+    )
+    state_dir = REPO / ".langgraph_api"
+    state_dir_existed = state_dir.exists()
+    command = [
+        str(LANGGRAPH), "dev", "--no-browser", "--no-reload",
+        "--host", "127.0.0.1", "--port", str(port), "--config", "langgraph.json",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(proc, url, log)
+        yield url
+    finally:
+        try:
+            _stop(proc, log)
+            assert proc.returncode is not None
+            with pytest.raises(httpx.TransportError):
+                httpx.get(f"{url}/ok", timeout=2.0)
+        finally:
+            if not state_dir_existed:
+                shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def _post(url: str, path: str, body: dict[str, Any], timeout: float = 30.0) -> Any:
+    response = httpx.post(f"{url}{path}", json=body, timeout=timeout)
+    assert response.status_code == 200, f"POST {path}: {response.status_code} {response.text[:2000]}"
+    return response.json()
+
+
+def _assistant_id(url: str, graph_id: str) -> str:
+    [assistant] = _post(url, "/assistants/search", {"graph_id": graph_id, "limit": 10})
+    return str(assistant["assistant_id"])
+
+
+def test_langgraph_json_registers_every_method() -> None:
+    """Studio can only show what langgraph.json lists; a method added to the registry must be added there."""
+    config = json.loads((REPO / "langgraph.json").read_text())
+    assert set(config["graphs"]) == set(METHODS)
+    for name, spec in config["graphs"].items():
+        assert spec == f"./hopgraph/studio.py:{name}"
+
+
+def test_server_lists_an_assistant_for_every_method(studio: str) -> None:
+    """Each graph imported inside the server process (settings from its environment) and got an assistant."""
+    assistants = _post(studio, "/assistants/search", {"limit": 100})
+    assert set(METHODS) <= {a["graph_id"] for a in assistants}
+
+
+def test_context_schema_is_what_studio_offers_for_editing(studio: str) -> None:
+    """Per-run parameters reach Studio's form only through the graph's context_schema."""
+    assistant = _assistant_id(studio, "naive")
+    response = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0)
+    assert response.status_code == 200, response.text
+    schemas = response.json()
+    properties = schemas["context_schema"]["properties"]
+    assert {"index", "top_k", "retrieval_mode"} <= set(properties)
+    assert properties["top_k"]["type"] == "integer"
+    assert set(properties["retrieval_mode"]["enum"]) == {"dense", "bm25", "hybrid"}
+
+    drawn = httpx.get(f"{studio}/assistants/{assistant}/graph", timeout=30.0).json()
+    assert {"retrieve", "generate"} <= {node["id"] for node in drawn["nodes"]}
+
+
+def test_input_and_output_schemas_serialise_for_studio(studio: str) -> None:
+    """Studio builds its input form from input_schema and shows output_schema; null means it cannot.
+
+    The server logs why a schema is null (pydantic cannot read a typing.TypedDict on Python < 3.12, it needs
+    typing_extensions.TypedDict), so this fails until the state types are declared that way.
+    """
+    assistant = _assistant_id(studio, "naive")
+    schemas = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0).json()
+    assert schemas["input_schema"] is not None, "input_schema is null: see the server log"
+    assert set(schemas["input_schema"]["properties"]) == {"question"}
+    assert schemas["output_schema"] is not None, "output_schema is null: see the server log"
+    assert {"answer", "evidence", "usage"} <= set(schemas["output_schema"]["properties"])
+
+
+def test_a_stateless_run_answers_from_the_sample_index(studio: str) -> None:
+    """A run through the server's own runtime: context from the request, the embedded LLM in its process.
+
+    The graph is compiled without a checkpointer (the server brings one), so this also shows the exported
+    graph works with the server's checkpointer and a context given as JSON.
+    """
+    started = time.monotonic()
+    out = _post(
+        studio,
+        "/runs/wait",
+        {
+            "assistant_id": "naive",
+            "input": {"question": QUESTION},
+            "context": {"index": "sample", "top_k": 4},
+        },
+        timeout=RUN_SECONDS,
+    )
+    assert "__error__" not in out, out
+    assert "cybertruck" in out["answer"].lower(), out["answer"]
+    assert len(out["evidence"]) == 4
+    assert {item["title"] for item in out["evidence"]} & GOLD_TITLES
+    assert all(item["doc_id"].startswith("https://") for item in out["evidence"])
+    [usage] = out["usage"]
+    assert usage["node"] == "generate" and usage["prompt_tokens"] > 200
+    assert time.monotonic() - started < RUN_SECONDS
