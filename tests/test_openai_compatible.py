@@ -10,8 +10,6 @@ answers every request with 503, and a socket that accepts connections and never 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
 import threading
@@ -24,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import MODEL_DIR, REPO, free_port
+from servers import log_tail, stop
 from test_naive_local import GOLD_TITLES, QUESTION
 
 from hopgraph import Settings, build_graph, services_for
@@ -36,15 +35,10 @@ PYTHON = REPO / ".venv" / "bin" / "python"
 MODEL = "openai:local-qwen"
 ALIAS = "local-qwen"
 STARTUP_SECONDS = 120.0
-STOP_SECONDS = 30.0
 CONTEXT = {"index": "sample", "top_k": 4}
 ANSWER_TIMEOUT = 300.0
 """Per-request timeout against the llama.cpp server: ~5 s idle, minutes when other sessions share the CPUs.
 With max_retries=0 a slow answer fails plainly instead of being silently re-sent."""
-
-
-def _log_tail(log: Path, lines: int = 40) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +62,7 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:
             if proc.poll() is not None:
-                raise AssertionError(f"llama_cpp.server exited with {proc.returncode}:\n{_log_tail(log)}")
+                raise AssertionError(f"llama_cpp.server exited with {proc.returncode}:\n{log_tail(log)}")
             try:
                 models = httpx.get(f"{base_url}/models", timeout=2.0)
                 if models.status_code == 200:
@@ -77,18 +71,11 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
             except httpx.TransportError:
                 pass
             if time.monotonic() > deadline:
-                raise AssertionError(f"no /v1/models within {STARTUP_SECONDS} s:\n{_log_tail(log)}")
+                raise AssertionError(f"no /v1/models within {STARTUP_SECONDS} s:\n{log_tail(log)}")
             time.sleep(0.5)
         yield base_url
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=STOP_SECONDS)
-                raise AssertionError(f"llama_cpp.server ignored SIGTERM:\n{_log_tail(log)}") from None
+        stop(proc, log, "llama_cpp.server")
         assert proc.returncode is not None
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import MODEL_DIR, REPO, free_port
+from servers import log_tail, stop
 from test_naive_local import GOLD_TITLES, QUESTION
 
 from graphs.registry import METHODS
@@ -33,26 +33,6 @@ LANGGRAPH = REPO / ".venv" / "bin" / "langgraph"
 STARTUP_SECONDS = 120.0
 RUN_SECONDS = 300.0
 """Upper bound for one run: ~5 s on an idle machine, far more when other test sessions share the CPUs."""
-STOP_SECONDS = 30.0
-
-
-def _log_tail(log: Path, lines: int = 40) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else ""
-
-
-def _stop(proc: subprocess.Popen[bytes], log: Path) -> None:
-    """SIGTERM the server's whole process group; SIGKILL and fail if it does not exit in time."""
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=STOP_SECONDS)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=STOP_SECONDS)
-        raise AssertionError(
-            f"langgraph dev ignored SIGTERM for {STOP_SECONDS} s:\n{_log_tail(log)}"
-        ) from None
 
 
 def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
@@ -60,14 +40,14 @@ def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"langgraph dev exited with {proc.returncode}:\n{_log_tail(log)}")
+            raise AssertionError(f"langgraph dev exited with {proc.returncode}:\n{log_tail(log)}")
         try:
             if httpx.get(f"{url}/ok", timeout=2.0).status_code == 200:
                 return
         except httpx.TransportError:
             pass
         time.sleep(0.5)
-    raise AssertionError(f"langgraph dev did not answer within {STARTUP_SECONDS} s:\n{_log_tail(log)}")
+    raise AssertionError(f"langgraph dev did not answer within {STARTUP_SECONDS} s:\n{log_tail(log)}")
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +89,7 @@ def studio(settings: Settings, sample_index: str, tmp_path_factory: pytest.TempP
         yield url
     finally:
         try:
-            _stop(proc, log)
+            stop(proc, log, "langgraph dev")
             assert proc.returncode is not None
             with pytest.raises(httpx.TransportError):
                 httpx.get(f"{url}/ok", timeout=2.0)
