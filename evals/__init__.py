@@ -2,7 +2,9 @@
 
 `datasets` reads each benchmark in its original format into one shape (questions, gold answers, gold
 evidence located in the corpus); `metrics` scores answers and retrieved evidence; `stats` puts bootstrap
-confidence intervals on per-question scores, because dev slices are small enough for noise to matter.
+confidence intervals on per-question scores, because dev slices are small enough for noise to matter;
+`runner` runs methods over a benchmark into a resumable results.jsonl. `evals.report.write_report`
+turns that file into report.md and plots; it is not re-exported here because it imports matplotlib.
 """
 
 from evals.datasets import (
@@ -25,6 +27,7 @@ from evals.metrics import (
     recall_at_k,
     token_f1,
 )
+from evals.runner import MethodScore, ResultsError, run, score
 from evals.stats import bootstrap_ci, paired_difference
 
 __all__ = [
@@ -32,7 +35,9 @@ __all__ = [
     "Benchmark",
     "DatasetError",
     "GoldEvidence",
+    "MethodScore",
     "QAExample",
+    "ResultsError",
     "RetrievedSpan",
     "bootstrap_ci",
     "evidence_found",
@@ -45,5 +50,7 @@ __all__ = [
     "normalize_answer",
     "paired_difference",
     "recall_at_k",
+    "run",
+    "score",
     "token_f1",
 ]

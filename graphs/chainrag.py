@@ -1,10 +1,10 @@
 """ChainRAG (paper 000): progressive sentence-graph retrieval with sub-question rewriting.
 
-    START -> decompose -> prepare -> seed -> expand -> judge -> answer_sub -> integrate -> END
-    seed      -> answer_sub      when the graph is ablated (chunks are the whole context)
-    expand    -> answer_sub      at the word limit or when nothing new is reachable, else -> judge
-    judge     -> answer_sub      when the evidence suffices, else -> expand (the next order of neighbours)
-    answer_sub -> prepare        while sub-questions remain, else -> integrate
+START -> decompose -> prepare -> seed -> expand -> judge -> answer_sub -> integrate -> END
+seed      -> answer_sub      when the graph is ablated (chunks are the whole context)
+expand    -> answer_sub      at the word limit or when nothing new is reachable, else -> judge
+judge     -> answer_sub      when the evidence suffices, else -> expand (the next order of neighbours)
+answer_sub -> prepare        while sub-questions remain, else -> integrate
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from langgraph.graph import StateGraph
 
-from graphs import naive
+from graphs import chainrag, naive
 from nodes.protocols import GraphServices
 from stores.errors import HopgraphError
 
@@ -14,7 +14,11 @@ Builder = Callable[[GraphServices], StateGraph]
 
 METHODS: dict[str, Builder] = {
     "naive": naive.build,
+    "chainrag": chainrag.build,
 }
+
+# Methods whose index needs a sentence graph as well as chunks (`hopgraph index ... --method NAME`).
+SENTENCE_GRAPH_METHODS = frozenset({"chainrag"})
 
 
 class UnknownMethodError(HopgraphError):

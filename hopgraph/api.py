@@ -15,11 +15,12 @@ from pathlib import Path
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from graphs.registry import METHODS, builder
+from graphs.registry import METHODS, SENTENCE_GRAPH_METHODS, builder
 from hopgraph.providers import ConfigError, Services
 from hopgraph.settings import Settings
 from stores.documents import Document
 from stores.index import BuildResult, IndexParams
+from stores.sentence_graph import SentenceGraphParams
 
 _services: dict[str, Services] = {}
 _savers: dict[str, BaseCheckpointSaver] = {}
@@ -90,12 +91,27 @@ def index_corpus(
     name: str,
     settings: Settings | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    method: str = "naive",
 ) -> BuildResult:
-    """Build (or resume, or confirm unchanged) the index NAME from a corpus path or documents."""
+    """Build (or resume, or confirm unchanged) the index NAME from a corpus path or documents.
+
+    `method` adds what that method retrieves from beyond chunks (ChainRAG: the sentence graph), so one
+    index serves the method and its baselines.
+    """
     settings = settings or Settings()
     services = services_for(settings)
     params = IndexParams(chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
-    return services.indexes.store.build(name, path, services.embedder, params, progress=progress)
+    builder(method)  # an unknown method is an error here too, not a silently chunk-only index
+    graph = SentenceGraphParams() if method in SENTENCE_GRAPH_METHODS else None
+    return services.indexes.store.build(
+        name,
+        path,
+        services.embedder,
+        params,
+        progress=progress,
+        sentence_graph=graph,
+        nlp=services.nlp if graph else None,
+    )
 
 
 def methods() -> list[str]:

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.settings import Settings
 from stores.errors import HopgraphError
 
@@ -40,7 +41,7 @@ def _progress() -> Progress:
     )
 
 
-def _index(path: Path | str, name: str, settings: Settings) -> None:
+def _index(path: Path | str, name: str, settings: Settings, method: str = "naive") -> None:
     from hopgraph.api import index_corpus
 
     with _progress() as bar:
@@ -51,7 +52,7 @@ def _index(path: Path | str, name: str, settings: Settings) -> None:
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
-        result = index_corpus(path, name, settings, progress=report)
+        result = index_corpus(path, name, settings, progress=report, method=method)
     m = result.manifest
     console.print(
         f"[bold]{name}[/]: {result.status} — {m.documents} documents, {m.chunks} chunks, "
@@ -70,10 +71,13 @@ def index(
     chunk_overlap: Annotated[
         int | None, typer.Option(help="Tokens shared by neighbours (default 32)")
     ] = None,
+    method: Annotated[
+        str, typer.Option(help="Also build what this method retrieves from (chainrag: the sentence graph)")
+    ] = "naive",
 ) -> None:
     """Build an index of your corpus (atomic; resumes if interrupted; unchanged corpus is a no-op)."""
     overrides = {k: v for k, v in {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap}.items() if v}
-    _index(path, name, Settings(**overrides))
+    _index(path, name, Settings(**overrides), method)
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
@@ -191,6 +195,9 @@ def demo(
     """Index the bundled sample corpus and answer a multi-hop question over it with NaiveRAG."""
     _index(SAMPLE_CORPUS, "sample", Settings())
     ask(question, index="sample", method="naive", top_k=None, mode=None, thread_id=None)
+
+
+register_eval_commands(app)
 
 
 def main() -> None:

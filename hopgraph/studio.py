@@ -12,3 +12,4 @@ from hopgraph.settings import Settings
 _settings = Settings()
 
 naive = build_graph("naive", _settings, checkpointer=False)
+chainrag = build_graph("chainrag", _settings, checkpointer=False)

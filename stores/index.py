@@ -4,11 +4,14 @@ Layout under the store's root:
 
     NAME/builds/<build_id>/chroma/          Chroma collection "chunks" (vectors, chunk text, metadata)
     NAME/builds/<build_id>/bm25.json.gz     BM25 over the same chunks
+    NAME/builds/<build_id>/sentences/       ChainRAG's sentence graph, when asked for (stores.sentence_graph;
+                                            its sentences are also the Chroma collection "sentences")
     NAME/builds/<build_id>/manifest.json    what was indexed and how; written last
     NAME/builds/<build_id>/.incomplete      present while the build is running
     NAME/current -> builds/<build_id>       switched atomically once a build is complete
 
-The build id is a hash of the corpus, the embedding model and the chunking parameters, so the same
+The build id is a hash of the corpus, the embedding model and the chunking parameters (plus the
+sentence graph's parameters and spaCy model when a graph is built), so the same
 inputs always land in the same folder: rebuilding an unchanged corpus is a no-op, and a build that was
 interrupted resumes where it stopped (chunks already in Chroma are not embedded again). Readers only
 ever follow `current`, so the previous index answers queries until the new one is complete.
@@ -24,7 +27,7 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,11 +42,21 @@ from stores.bm25 import BM25Index
 from stores.chunking import Chunk, chunk_document
 from stores.documents import Document, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
-from stores.protocols import Embedder
+from stores.protocols import Embedder, NLPPipeline
+from stores.sentence_graph import (
+    SENTENCE_COLLECTION,
+    SENTENCES_DIR,
+    Progress,
+    SentenceGraph,
+    SentenceGraphInfo,
+    SentenceGraphMissingError,
+    SentenceGraphParams,
+    build_sentence_graph,
+    pipeline_identity,
+)
 
 SearchMode = Literal["dense", "bm25", "hybrid"]
 BuildStatus = Literal["built", "unchanged", "resumed"]
-Progress = Callable[[str, int, int], None]
 
 COLLECTION = "chunks"
 EMBED_BATCH = 64
@@ -81,6 +94,7 @@ class Manifest:
     chunks: int
     created_at: str
     seconds: float
+    sentence_graph: SentenceGraphInfo | None = None
 
     def to_json(self) -> str:
         """Serialise for manifest.json (indented: people read it to see what an index holds)."""
@@ -88,9 +102,11 @@ class Manifest:
 
     @classmethod
     def from_json(cls, text: str) -> Manifest:
-        """Parse manifest.json back, restoring the nested IndexParams."""
+        """Parse manifest.json back, restoring the nested IndexParams and sentence graph info."""
         data = json.loads(text)
         data["params"] = IndexParams(**data["params"])
+        if data.get("sentence_graph") is not None:
+            data["sentence_graph"] = SentenceGraphInfo.from_dict(data["sentence_graph"])
         return cls(**data)
 
 
@@ -153,6 +169,9 @@ class ChunkIndex:
     def __init__(self, build_dir: Path, manifest: Manifest, embedder: Embedder) -> None:
         self.manifest = manifest
         self._embedder = embedder
+        self._build_dir = build_dir
+        self._graph: SentenceGraph | None = None
+        self._graph_lock = threading.Lock()
         self._client = _chroma_client(build_dir / "chroma")
         self._collection = self._client.get_collection(COLLECTION, embedding_function=None)
         self._bm25 = BM25Index.load(build_dir / _BM25)
@@ -215,6 +234,20 @@ class ChunkIndex:
         matrix = np.asarray([rows[chunk_id] for chunk_id in ids], dtype=np.float32)
         return matrix.reshape(len(ids), self.manifest.dimension)
 
+    @property
+    def sentence_graph(self) -> SentenceGraph:
+        """ChainRAG's sentence graph of this build, loaded on first use and then shared by every caller."""
+        info = self.manifest.sentence_graph
+        if info is None:
+            raise SentenceGraphMissingError(
+                f"Index {self.manifest.name!r} was built without a sentence graph, which ChainRAG needs. "
+                f"Rebuild it with `hopgraph index PATH --name {self.manifest.name} --method chainrag`."
+            )
+        with self._graph_lock:
+            if self._graph is None:
+                self._graph = SentenceGraph(self._build_dir / SENTENCES_DIR, info.params, self._embedder)
+            return self._graph
+
     def close(self) -> None:
         """Release the Chroma client; the store calls this before deleting a superseded build.
 
@@ -271,9 +304,23 @@ class IndexStore:
         embedder: Embedder,
         params: IndexParams | None = None,
         progress: Progress | None = None,
+        *,
+        sentence_graph: SentenceGraphParams | None = None,
+        nlp: NLPPipeline | None = None,
     ) -> BuildResult:
-        """Index `source` as `name`; a no-op when `current` already holds this exact build."""
+        """Index `source` as `name`; a no-op when `current` already holds this exact build.
+
+        With `sentence_graph`, the same atomic build also holds ChainRAG's sentence graph, made with the
+        spaCy pipeline `nlp` (required then; the store never loads models itself).
+        """
         started = time.perf_counter()
+        graph_key = None
+        if sentence_graph is not None:
+            if nlp is None:
+                raise ValueError(
+                    "building a sentence graph needs a spaCy pipeline: pass nlp= (hopgraph's Services.nlp)"
+                )
+            graph_key = [asdict(sentence_graph), pipeline_identity(nlp)]
         params = params or IndexParams()
         report = progress or (lambda stage, done, total: None)
         index_dir = self._index_dir(name)
@@ -281,7 +328,7 @@ class IndexStore:
         corpus_path = "<documents>" if isinstance(source, list) else str(Path(source).resolve())
         _check_unique(docs)
         digest = corpus_hash(docs)
-        build_id = _build_id(digest, embedder.name, params)
+        build_id = _build_id(digest, embedder.name, params, graph_key)
         if self._current_build(name) == build_id:
             manifest = Manifest.from_json((index_dir / "current" / _MANIFEST).read_text(encoding="utf-8"))
             return BuildResult(manifest, "unchanged", time.perf_counter() - started)
@@ -306,6 +353,13 @@ class IndexStore:
         )
         report("bm25", len(chunks), len(chunks))
 
+        graph_info = None
+        if sentence_graph is not None and nlp is not None:
+            graph_info, graph_resumed = self._build_sentence_graph(
+                name, build_dir, docs, embedder, sentence_graph, nlp, report
+            )
+            present = present or graph_resumed
+
         manifest = Manifest(
             name=name,
             build_id=build_id,
@@ -318,6 +372,7 @@ class IndexStore:
             chunks=len(chunks),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             seconds=round(time.perf_counter() - started, 3),
+            sentence_graph=graph_info,
         )
         _write_atomic(build_dir / _MANIFEST, manifest.to_json())
         (build_dir / _INCOMPLETE).unlink()
@@ -357,6 +412,40 @@ class IndexStore:
                 done += len(batch)
                 report("embed", done, len(chunks))
         return len(present)
+
+    def _build_sentence_graph(
+        self,
+        name: str,
+        build_dir: Path,
+        docs: list[Document],
+        embedder: Embedder,
+        params: SentenceGraphParams,
+        nlp: NLPPipeline,
+        report: Progress,
+    ) -> tuple[SentenceGraphInfo, bool]:
+        """Build the sentence graph into the build folder and its Chroma DB; returns (info, resumed).
+
+        When the current build of `name` has a graph from the same spaCy model and embedding model, its
+        sentences of unchanged documents are reused rather than parsed and embedded again.
+        """
+        previous = None
+        current = self._current_build(name)
+        if current is not None:
+            old_dir = self._index_dir(name) / "builds" / current
+            old = Manifest.from_json((old_dir / _MANIFEST).read_text(encoding="utf-8"))
+            if (
+                old.sentence_graph is not None
+                and old.sentence_graph.nlp == pipeline_identity(nlp)
+                and old.embedding_model == embedder.name
+            ):
+                previous = old_dir / SENTENCES_DIR
+        with _chroma_client(build_dir / "chroma") as client:
+            collection = client.get_or_create_collection(
+                SENTENCE_COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
+            )
+            return build_sentence_graph(
+                docs, nlp, embedder, params, build_dir / SENTENCES_DIR, collection, previous, report
+            )
 
     def _previous_vectors(self, name: str, embedder: Embedder, chunks: list[Chunk]) -> dict[str, np.ndarray]:
         """Vectors of `chunks` in the current build of `name` whose embedded text is unchanged."""
@@ -481,9 +570,16 @@ def _embed(embedder: Embedder, chunks: list[Chunk]) -> np.ndarray:
     return vectors
 
 
-def _build_id(digest: str, model: str, params: IndexParams) -> str:
-    """Same corpus, model and parameters give the same id, hence the same folder to resume into."""
-    key = json.dumps([digest, model, asdict(params)], sort_keys=True)
+def _build_id(digest: str, model: str, params: IndexParams, graph_key: list[Any] | None) -> str:
+    """Same corpus, model and parameters give the same id, hence the same folder to resume into.
+
+    `graph_key` (sentence graph parameters and spaCy model) is only appended when a graph is built, so
+    chunk-only indexes keep the ids they had before sentence graphs existed.
+    """
+    parts: list[Any] = [digest, model, asdict(params)]
+    if graph_key is not None:
+        parts.append(graph_key)
+    key = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 

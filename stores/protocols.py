@@ -6,7 +6,8 @@ passes it in, so that the same loaded model serves indexing, retrieval and evalu
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -30,3 +31,51 @@ class Embedder(Protocol):
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """Return the (start, end) character span of every token of `text`, no special tokens."""
         ...
+
+
+class NLPSpan(Protocol):
+    """A sentence or entity span of a parsed text (spaCy's `Span`): token and character offsets."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+    @property
+    def start_char(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+
+class NLPDoc(Protocol):
+    """A parsed text (spaCy's `Doc`): its sentences and named entities, both in text order."""
+
+    @property
+    def sents(self) -> Iterator[NLPSpan]: ...
+
+    @property
+    def ents(self) -> tuple[NLPSpan, ...]: ...
+
+
+@runtime_checkable
+class NLPPipeline(Protocol):
+    """A loaded spaCy pipeline that splits sentences and finds named entities (the sentence graph's NLP).
+
+    `meta` names the model (lang, name, version) so an index records which model found its entities;
+    `pipe` takes `disable` so a build can skip components whose output it never reads for one pass
+    without changing the pipeline it was handed, which other callers share.
+    """
+
+    meta: dict[str, Any]
+    max_length: int
+
+    @property
+    def pipe_names(self) -> list[str]: ...
+
+    def pipe(
+        self, texts: Iterable[str], *, batch_size: int | None = None, disable: Iterable[str] = ...
+    ) -> Iterator[NLPDoc]: ...

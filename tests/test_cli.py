@@ -68,7 +68,9 @@ def test_bad_input_exits_2_with_a_message_naming_it(
         assert fragment in result.stderr
 
 
-def test_a_bad_jsonl_line_is_named_and_the_old_index_survives(cli_env: dict[str, str], tmp_path: Path) -> None:
+def test_a_bad_jsonl_line_is_named_and_the_old_index_survives(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
     good = tmp_path / "docs.jsonl"
     good.write_text(json.dumps({"id": "a", "title": "A", "text": "Alpha is the first letter."}) + "\n")
     assert run(["index", str(good), "--name", "cli-jsonl"], cli_env).returncode == 0

@@ -56,8 +56,12 @@ def reference_logits(path: Path) -> list[float]:
         return model(**batch).logits.squeeze(-1).tolist()
 
 
-@pytest.mark.parametrize("adapter", [CrossEncoderReranker, FlagRerankerAdapter], ids=["cross-encoder", "flag"])
-def test_a_configured_reranker_scores_pairs_as_the_model_does(tiny_cross_encoder: Path, adapter: type) -> None:
+@pytest.mark.parametrize(
+    "adapter", [CrossEncoderReranker, FlagRerankerAdapter], ids=["cross-encoder", "flag"]
+)
+def test_a_configured_reranker_scores_pairs_as_the_model_does(
+    tiny_cross_encoder: Path, adapter: type
+) -> None:
     scores = adapter(str(tiny_cross_encoder)).score(QUERY, PASSAGES)
     expected = reference_logits(tiny_cross_encoder)
     assert len(scores) == 3
@@ -82,7 +86,9 @@ def test_without_a_cross_encoder_the_default_ranks_by_embedding_similarity(tmp_p
 
 
 def test_a_reranker_that_cannot_load_names_the_setting(tmp_path: Path) -> None:
-    missing = Services(Settings(data_dir=tmp_path, reranker="cross-encoder", reranker_model=str(tmp_path / "no")))
+    missing = Services(
+        Settings(data_dir=tmp_path, reranker="cross-encoder", reranker_model=str(tmp_path / "no"))
+    )
     with pytest.raises(ConfigError, match="reranker_model"):
         _ = missing.reranker
     unnamed = Services(Settings(data_dir=tmp_path, reranker="flag"))

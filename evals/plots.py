@@ -1,0 +1,136 @@
+"""The report's two figures, drawn on matplotlib's Agg canvas straight to PNG.
+
+Figures are built with the object API on an explicit Agg canvas rather than through pyplot: no display
+is needed, and importing this module leaves the backend of a user's notebook or script alone.
+
+- hop_curves.png: hop-conditioned Precision_r, Recall_r and F1_r against hop r, one line per method and
+  one row per dataset: where each method's extra rounds of retrieval buy recall and cost precision.
+- f1_vs_calls.png: answer F1 against LLM calls per question, each method's mean with 95% bootstrap
+  intervals on both axes over its faint per-question points: what accuracy each method buys per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from evals.runner import Record
+from evals.stats import bootstrap_ci
+
+HOP_CURVES = "hop_curves.png"
+F1_VS_CALLS = "f1_vs_calls.png"
+# dataset -> method -> [(r, precision_r, recall_r, F1_r)], as evals.metrics.macro_by_hop returns them
+HopTables = Mapping[str, Mapping[str, Sequence[tuple[int, float, float, float]]]]
+Answered = Mapping[str, Mapping[str, Sequence[Record]]]
+_PANEL = 3.6  # inches per panel side
+
+
+def _colors(answered: Answered) -> dict[str, str]:
+    """One colour per method, the same in every panel and both figures."""
+    methods = list(dict.fromkeys(m for by_method in answered.values() for m in by_method))
+    cycle = colormaps["tab10"].colors
+    return {m: to_hex(cycle[i % len(cycle)]) for i, m in enumerate(methods)}
+
+
+def _figure(rows: int, cols: int, width: float, height: float, **kw: object) -> tuple[Figure, np.ndarray]:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(rows, cols, squeeze=False, **kw)
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=130)
+    return path
+
+
+def _empty(ax: Axes, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def plot_hop_curves(hops: HopTables, colors: Mapping[str, str], path: Path) -> Path:
+    datasets = list(hops) or ["no results"]
+    fig, axes = _figure(len(datasets), 3, 3 * _PANEL, _PANEL * len(datasets), sharey=True)
+    for row, dataset in zip(axes, datasets, strict=True):
+        curves = {m: v for m, v in hops.get(dataset, {}).items() if v}
+        for col, (ax, name) in enumerate(zip(row, ("Precision", "Recall", "F1"), strict=True)):
+            ax.set_title(f"{dataset}: {name}$_r$", fontsize=10)
+            if not curves:
+                _empty(ax, "no gold evidence")
+                continue
+            for method, values in curves.items():
+                xs, ys = [v[0] for v in values], [v[col + 1] for v in values]
+                ax.plot(xs, ys, marker="o", label=method, color=colors[method])
+            longest = max(len(v) for v in curves.values())
+            ax.set_xticks(range(1, longest + 1))
+            ax.set_xlim(0.5, longest + 0.5)
+            ax.set_ylim(0, 1.02)
+            ax.set_xlabel("hop r")
+            ax.grid(alpha=0.3)
+        if curves:
+            row[0].legend(fontsize=8, loc="best")
+    return _save(fig, path)
+
+
+def plot_f1_vs_calls(answered: Answered, colors: Mapping[str, str], path: Path) -> Path:
+    datasets = list(answered) or ["no results"]
+    fig, axes = _figure(1, len(datasets), 1.4 * _PANEL * len(datasets), _PANEL)
+    rng = np.random.default_rng(0)  # fixed jitter: the same results draw the same figure
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        by_method = {m: rs for m, rs in answered.get(dataset, {}).items() if rs}
+        ax.set_title(dataset, fontsize=10)
+        if not by_method:
+            _empty(ax, "no answered questions")
+            continue
+        # Methods often make the same number of calls (NaiveRAG always one), so each is shifted a little
+        # sideways to keep its interval visible; the faint points are jittered too, since calls are whole
+        # numbers and F1 is often exactly 0 or 1.
+        offsets = np.linspace(-0.15, 0.15, len(by_method)) if len(by_method) > 1 else [0.0]
+        lowest, highest = np.inf, -np.inf
+        for offset, (method, records) in zip(offsets, by_method.items(), strict=True):
+            calls = np.array([r["llm"]["calls"] for r in records], dtype=float)
+            f1 = np.array([r["metrics"]["f1"] for r in records], dtype=float)
+            lowest, highest = min(lowest, calls.min()), max(highest, calls.max())
+            jittered = calls + offset + rng.uniform(-0.04, 0.04, calls.size)
+            ax.scatter(jittered, f1, s=14, alpha=0.3, color=colors[method], linewidths=0)
+            cx, cx_lo, cx_hi = bootstrap_ci(calls.tolist())
+            fy, fy_lo, fy_hi = bootstrap_ci(f1.tolist())
+            ax.errorbar(
+                cx + offset,
+                fy,
+                xerr=[[cx - cx_lo], [cx_hi - cx]],
+                yerr=[[fy - fy_lo], [fy_hi - fy]],
+                fmt="o",
+                markersize=8,
+                capsize=4,
+                color=colors[method],
+                markeredgecolor="black",
+                label=f"{method} (n={len(records)})",
+            )
+        ax.set_xlim(max(0.0, lowest - 1), highest + 1)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        ax.set_xlabel("LLM calls per question")
+        ax.set_ylabel("answer F1")
+        ax.set_ylim(-0.05, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="best")
+    return _save(fig, path)
+
+
+def write_plots(answered: Answered, hops: HopTables, out_dir: str | Path) -> list[Path]:
+    """Draw both figures into `out_dir` from the answered results and their hop tables; returns the files."""
+    out_dir = Path(out_dir)
+    colors = _colors(answered)
+    return [
+        plot_hop_curves(hops, colors, out_dir / HOP_CURVES),
+        plot_f1_vs_calls(answered, colors, out_dir / F1_VS_CALLS),
+    ]

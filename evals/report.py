@@ -1,0 +1,252 @@
+"""report.md from results.jsonl alone: what a run measured, with the uncertainty it was measured with.
+
+Built only from the JSONL (never from the benchmark or the models), so `hopgraph report` can rebuild it
+at any time, also while a run is still writing, and on another machine. Every mean carries a 95%
+bootstrap interval and methods are compared pairwise on the questions both answered, because on samples
+of 20 to 50 questions two methods can differ by many points by chance alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import combinations
+from pathlib import Path
+
+from evals.metrics import macro_by_hop
+from evals.plots import F1_VS_CALLS, HOP_CURVES, HopTables, write_plots
+from evals.runner import KS, Record, latest_results, read_records, results_path
+from evals.stats import bootstrap_ci, paired_difference
+
+REPORT_FILE = "report.md"
+_ANSWER_METRICS = (("em", "EM"), ("f1", "F1"))
+_RETRIEVAL_METRICS = tuple((f"recall@{k}", f"Recall@{k}") for k in KS) + tuple(
+    (f"full@{k}", f"Full@{k}") for k in KS
+)
+_PAIRED_METRICS = (("em", "EM"), ("f1", "F1"), ("recall@5", "Recall@5"))
+# Cost columns: (key in the record's `llm` totals, header, decimals). Plain means: they describe, not compare.
+_COST = (
+    ("calls", "LLM calls", 2),
+    ("prompt_tokens", "prompt tok", 0),
+    ("cached_tokens", "reused tok", 0),
+    ("completion_tokens", "completion tok", 0),
+    ("cache_hits", "cache hits", 2),
+)
+_MAX_LISTED_FAILURES = 20
+
+
+def _pct(mean: float, low: float, high: float) -> str:
+    if math.isnan(mean):
+        return "–"
+    return f"{100 * mean:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def _num(value: float, decimals: int) -> str:
+    return "–" if math.isnan(value) else f"{value:,.{decimals}f}"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def _metric(records: Sequence[Record], key: str) -> list[float | None]:
+    return [r["metrics"][key] for r in records]
+
+
+def _method_order(runs: Sequence[Record], methods: Iterable[str]) -> list[str]:
+    """Methods in the order the runs listed them (latest run's order first), then any others as seen."""
+    order: list[str] = []
+    for run in reversed(runs):
+        order += [m for m in run["methods"] if m not in order]
+    return order + sorted(set(methods) - set(order))
+
+
+def _answers_table(answered: Mapping[str, list[Record]], failed: Mapping[str, list[Record]]) -> list[str]:
+    header = ["Method", "n", "failed", *(name for _, name in _ANSWER_METRICS)]
+    header += [name for _, name, _ in _COST] + ["seconds", "hops used"]
+    rows = []
+    for method, records in answered.items():
+        row = [method, str(len(records)), str(len(failed.get(method, [])))]
+        row += [_pct(*bootstrap_ci(_metric(records, key))) for key, _ in _ANSWER_METRICS]
+        row += [_num(_mean([r["llm"][key] for r in records]), d) for key, _, d in _COST]
+        row.append(_num(_mean([r["seconds"] for r in records]), 1))
+        row.append(_num(_mean([r["metrics"]["hops_used"] for r in records]), 2))
+        rows.append(row)
+    return _table(header, rows)
+
+
+def _retrieval_table(answered: Mapping[str, list[Record]]) -> list[str]:
+    header = ["Method", "n with gold evidence", *(name for _, name in _RETRIEVAL_METRICS)]
+    rows = []
+    for method, records in answered.items():
+        n_gold = sum(r["metrics"]["recall@2"] is not None for r in records)
+        cells = [_pct(*bootstrap_ci(_metric(records, key))) for key, _ in _RETRIEVAL_METRICS]
+        rows.append([method, str(n_gold), *cells])
+    return _table(header, rows)
+
+
+def hop_table(answered: Mapping[str, list[Record]]) -> dict[str, list[tuple[int, float, float, float]]]:
+    """(r, P_r, R_r, F1_r) per method, all methods over the same hops r = 1..(most hops any method took)."""
+    per_method = {m: [r["metrics"]["hop_prf"] for r in records] for m, records in answered.items()}
+    longest = max((len(q) for qs in per_method.values() for q in qs), default=0)
+    return {m: macro_by_hop(qs, max_hop=longest) for m, qs in per_method.items()}
+
+
+def _hop_section(table: Mapping[str, Sequence[tuple[int, float, float, float]]]) -> list[str]:
+    longest = max((len(v) for v in table.values()), default=0)
+    if not longest:
+        return ["No question has gold evidence, so there are no hop-conditioned scores."]
+    header = ["Method", *(f"r = {r}" for r in range(1, longest + 1))]
+    rows = [
+        [m, *(f"{100 * f1:.1f} ({100 * p:.1f} / {100 * rec:.1f})" for _, p, rec, f1 in values)]
+        for m, values in table.items()
+        if values
+    ]
+    return _table(header, rows)
+
+
+def _paired_section(answered: Mapping[str, list[Record]]) -> list[str]:
+    """A − B for every pair of methods, over the questions both answered (and, for retrieval, with gold)."""
+    if len(answered) < 2:
+        return ["Only one method was run; nothing to compare."]
+    rows = []
+    for a, b in combinations(answered, 2):
+        by_id_b = {r["question_id"]: r for r in answered[b]}
+        shared = [(r, by_id_b[r["question_id"]]) for r in answered[a] if r["question_id"] in by_id_b]
+        for key, name in _PAIRED_METRICS:
+            xs = [ra["metrics"][key] for ra, _ in shared]
+            ys = [rb["metrics"][key] for _, rb in shared]
+            n = sum(x is not None and y is not None for x, y in zip(xs, ys, strict=True))
+            mean, low, high = paired_difference(xs, ys)
+            clear = "yes" if not math.isnan(mean) and (low > 0 or high < 0) else "no"
+            diff = "–" if math.isnan(mean) else f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+            rows.append([f"{a} − {b}", name, diff, str(n), clear])
+    return _table(["Pair", "Metric", "Difference (points)", "n paired", "CI excludes 0"], rows)
+
+
+def _settings_section(runs: Sequence[Record]) -> list[str]:
+    last = runs[-1]
+    lines = [
+        f"Last run: `{last['run_name']}` started {last['started_at']}, {len(runs)} start(s) in this folder;"
+        f" {last['questions']} questions (limit {last['limit'] or 'none'}),"
+        f" methods {', '.join(last['methods'])}, index `{last['index']}`, concurrency {last['concurrency']}.",
+        "",
+        "Runtime context per method:",
+        "",
+        "```json",
+        json.dumps(last["context"], indent=2, ensure_ascii=False),
+        "```",
+    ]
+    if last["settings"]:
+        lines += ["", "Models and settings:", "", "```json"]
+        lines += [json.dumps(last["settings"], indent=2, ensure_ascii=False, sort_keys=True), "```"]
+    return lines
+
+
+def _failures_section(failed: Mapping[str, list[Record]]) -> list[str]:
+    listed = [r for records in failed.values() for r in records]
+    if not listed:
+        return []
+    lines = [
+        "",
+        f"### Failed questions ({len(listed)})",
+        "",
+        "Left out of every mean above; re-running the same command retries them.",
+        "",
+    ]
+    lines += [f"- {r['method']} · `{r['question_id']}`: {r['error']}" for r in listed[:_MAX_LISTED_FAILURES]]
+    if len(listed) > _MAX_LISTED_FAILURES:
+        lines.append(f"- … and {len(listed) - _MAX_LISTED_FAILURES} more (see results.jsonl)")
+    return lines
+
+
+Grouped = dict[str, dict[str, list[Record]]]
+
+
+def group_results(records: Sequence[Record]) -> tuple[Grouped, Grouped]:
+    """Final outcomes as dataset -> method -> records, split into answered and failed.
+
+    Methods keep the runs' order and questions the file's order, so tables and plots are stable.
+    """
+    runs = [r for r in records if r.get("type") == "run"]
+    answered: Grouped = {}
+    failed: Grouped = {}
+    for (dataset, method, _), record in latest_results(records).items():
+        target = answered if record["error"] is None else failed
+        target.setdefault(dataset, {}).setdefault(method, []).append(record)
+        answered.setdefault(dataset, {}).setdefault(method, [])
+    ordered: Grouped = {}
+    for dataset, methods in answered.items():
+        dataset_runs = [r for r in runs if r["dataset"] == dataset]
+        ordered[dataset] = {m: methods[m] for m in _method_order(dataset_runs, methods)}
+    return ordered, failed
+
+
+def write_report(out_dir: str | Path) -> Path:
+    """Rebuild OUT_DIR/report.md and its plots from OUT_DIR/results.jsonl; returns the report's path."""
+    out_dir = Path(out_dir)
+    records = read_records(results_path(out_dir))
+    runs = [r for r in records if r.get("type") == "run"]
+    answered, failed = group_results(records)
+    hops: HopTables = {dataset: hop_table(methods) for dataset, methods in answered.items()}
+    write_plots(answered, hops, out_dir)
+    lines = [
+        f"# Evaluation report: {out_dir.name}",
+        "",
+        f"Built from `results.jsonl` alone (rebuild with `hopgraph report {out_dir}`). Scores are in %,"
+        " each mean with its 95% percentile-bootstrap interval (2,000 resamples, seed 0). A question that"
+        " failed is left out of the means and listed below.",
+        "",
+        f"Plots: [hop-conditioned precision / recall / F1]({HOP_CURVES}) ·"
+        f" [answer F1 against LLM calls]({F1_VS_CALLS})",
+    ]
+    if not answered:
+        lines += ["", "No results yet."]
+    for dataset, methods in answered.items():
+        dataset_runs = [r for r in runs if r["dataset"] == dataset]
+        lines += ["", f"## {dataset}", "", "### Answers and cost per question", ""]
+        lines += _answers_table(methods, failed.get(dataset, {}))
+        lines += [
+            "",
+            "EM / F1: SQuAD-normalised exact match and token F1, best over gold aliases; unanswerable"
+            " (null) questions included. Cost columns are plain means per question; `reused tok` are prompt"
+            " tokens the model did not re-evaluate (KV prefix / provider prompt cache), `cache hits` calls"
+            " answered by the LLM response cache. `seconds` is the wall time of the attempt that finished"
+            " the question: shorter than a cold run after cache hits or a resume from a checkpoint.",
+            "",
+            "### Retrieval",
+            "",
+        ]
+        lines += _retrieval_table(methods)
+        lines += [
+            "",
+            "Over all retrieved evidence in retrieval order, on questions with gold evidence (MultiHop-RAG"
+            " null queries excluded). Recall@k: share of gold evidence in the top k distinct units"
+            " (MultiHop-RAG's Hits@k is the same number); Full@k: all of it in the top k.",
+            "",
+            "### Hop-conditioned retrieval: F1_r (Precision_r / Recall_r) after hop r",
+            "",
+        ]
+        lines += _hop_section(hops[dataset])
+        lines += [
+            "",
+            "Macro-averaged over questions with gold evidence, on the evidence accumulated up to hop r; a"
+            " question that stopped earlier keeps its last value.",
+            "",
+            "### Paired differences",
+            "",
+        ]
+        lines += _paired_section(methods)
+        lines += _failures_section(failed.get(dataset, {}))
+        if dataset_runs:
+            lines += ["", "### Settings", "", *_settings_section(dataset_runs)]
+    path = out_dir / REPORT_FILE
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

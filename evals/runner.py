@@ -1,0 +1,379 @@
+"""The batch runner: every method on every question of a benchmark, one result line per (method, question).
+
+Built to be interrupted. Each question runs as its own LangGraph thread (id RUN:METHOD:QUESTION) on the
+graph's checkpointer, and each finished question is appended to `results.jsonl` with a single write,
+flush and fsync. Re-running the same command therefore continues where the last one stopped:
+- questions with a result line are skipped (no line duplicated);
+- a line cut short by a kill is truncated away and its question re-run (no line lost);
+- a question whose thread was checkpointed mid-graph resumes from its last finished node, and one whose
+  thread had finished but whose line was never written takes the thread's final state, so no LLM call
+  is paid twice (the LLM response cache, switched on by the caller, covers the rest);
+- a question that raised is recorded with its error and retried on the next run.
+
+Nothing here knows about settings or models: the caller hands in `graph_for(method)`, the index name and
+the per-method runtime context, so evals/ stays below hopgraph/ in the import order.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, fields, is_dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from evals.datasets import Benchmark, QAExample
+from evals.metrics import RetrievedSpan, exact_match, full_at_k, hits_at_k, hop_prf, recall_at_k, token_f1
+from stores.errors import HopgraphError
+
+if TYPE_CHECKING:  # graphs are handed in; importing LangGraph here would only slow `import evals`
+    from langgraph.graph.state import CompiledStateGraph
+
+RESULTS_FILE = "results.jsonl"
+#: Cut-offs of Recall@k / Full@k / Hits@k: 2 and 5 are MultiHop-RAG's and BiQOG's, 10 IR-CoT's fan-out.
+KS = (2, 5, 10)
+#: Usage counters summed over a question's LLM calls (see nodes.state.LLMUsage).
+_USAGE_KEYS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens", "cache_hits", "seconds")
+
+Record = dict[str, Any]
+ResultKey = tuple[str, str, str]  # (dataset, method, question id)
+
+
+class ResultsError(HopgraphError):
+    """A results file that cannot be used: corrupt, or already being written by another run."""
+
+
+@dataclass(frozen=True)
+class MethodScore:
+    """One method's running scores, for a progress display: answered and failed counts, mean EM and F1."""
+
+    answered: int
+    failed: int
+    em: float
+    f1: float
+
+
+#: progress(done, total, scores per method); `done` counts failed questions too, since they were attempted.
+ProgressFn = Callable[[int, int, Mapping[str, MethodScore]], None]
+
+
+def results_path(out_dir: str | Path) -> Path:
+    return Path(out_dir) / RESULTS_FILE
+
+
+def _complete_lines(data: bytes, path: Path) -> list[Record]:
+    """The records of every newline-terminated line; text after the last newline is a write cut short."""
+    records: list[Record] = []
+    for lineno, line in enumerate(data[: data.rfind(b"\n") + 1].splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            raise ResultsError(f"{path}: line {lineno} is not valid JSON ({e.msg}); fix or remove it") from e
+    return records
+
+
+def read_records(path: str | Path) -> list[Record]:
+    """Every record of a results file in order, ignoring a partial last line (safe while a run writes)."""
+    path = Path(path)
+    try:
+        return _complete_lines(path.read_bytes(), path)
+    except FileNotFoundError as e:
+        raise ResultsError(f"{path}: no such file; run `hopgraph eval ... --out {path.parent}` first") from e
+
+
+def latest_results(records: Iterable[Record]) -> dict[ResultKey, Record]:
+    """The last result line of each (dataset, method, question): its outcome after every retry.
+
+    Earlier lines of a key can only be failures, since a question with a successful line is never re-run.
+    """
+    return {
+        (r["dataset"], r["method"], r["question_id"]): r for r in records if r.get("type") == "result"
+    }
+
+
+def recorded_run_name(out_dir: str | Path) -> str | None:
+    """The run name the first run in `out_dir` chose, so a resumed run finds its checkpointed threads."""
+    path = results_path(out_dir)
+    if not path.is_file():
+        return None
+    runs = [r for r in read_records(path) if r.get("type") == "run"]
+    return str(runs[0]["run_name"]) if runs else None
+
+
+def score(example: QAExample, prediction: str, evidence: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Every per-question metric of one answer and the evidence (in retrieval order) behind it.
+
+    Retrieval metrics are None when the question has no gold evidence (MultiHop-RAG null queries), which
+    keeps those questions out of retrieval averages while they still count for EM and F1. Evidence is
+    grouped by its `hop` (1, 2, ...) for the hop-conditioned scores; a hop that added nothing new still
+    counts as a hop, so a method that re-retrieves what it had is charged for the extra round.
+    """
+    spans = [RetrievedSpan(e["doc_id"], e.get("char_start"), e.get("char_end"), e["text"]) for e in evidence]
+    hops_used = max((int(e["hop"]) for e in evidence), default=0)
+    per_hop = [
+        [s for s, e in zip(spans, evidence, strict=True) if e["hop"] == r] for r in range(1, hops_used + 1)
+    ]
+    gold = example.evidence
+    metrics: dict[str, Any] = {
+        "em": exact_match(prediction, example.answers),
+        "f1": token_f1(prediction, example.answers),
+    }
+    for k in KS:
+        metrics[f"recall@{k}"] = recall_at_k(gold, spans, k)
+        metrics[f"full@{k}"] = full_at_k(gold, spans, k)
+        metrics[f"hits@{k}"] = hits_at_k(gold, spans, k)
+    metrics["hop_prf"] = [list(v) for v in hop_prf(gold, per_hop)]
+    metrics["hops_used"] = hops_used
+    return metrics
+
+
+def _usage_totals(usage: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    totals = {key: sum(u.get(key, 0) for u in usage) for key in _USAGE_KEYS}
+    totals["seconds"] = round(totals["seconds"], 4)
+    return totals
+
+
+def _method_context(graph: CompiledStateGraph, index: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The runtime context a method gets: the index plus the caller's options its context_schema declares.
+
+    Options are shared across methods (e.g. top_k), but a method whose schema lacks one would reject the
+    whole context; dropping it per method keeps the run going. For a dataclass schema (what the methods
+    use) the result holds every field, defaults included, so the run line records the k, mode and limits
+    each method really ran with, not only those the caller changed.
+    """
+    wanted = {**options, "index": index}
+    schema = graph.builder.context_schema
+    if schema is None:
+        return {}
+    if is_dataclass(schema):
+        names = {f.name for f in fields(schema)}
+        return asdict(schema(**{k: v for k, v in wanted.items() if k in names}))
+    return wanted
+
+
+@dataclass(frozen=True)
+class _Job:
+    method: str
+    example: QAExample
+    thread_id: str
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _final_state(
+    graph: CompiledStateGraph, job: _Job, context: Mapping[str, Any], metadata: Mapping[str, Any]
+) -> tuple[Mapping[str, Any], str]:
+    """Run (or resume, or reread) the question's thread; returns its final values and how they were had."""
+    config: dict[str, Any] = {"configurable": {"thread_id": job.thread_id}, "metadata": dict(metadata)}
+    ctx = context or None
+    if graph.checkpointer is not None:
+        snapshot = graph.get_state(config)
+        if snapshot.values and snapshot.next:
+            return graph.invoke(None, config, context=ctx), "resumed"
+        if snapshot.values:
+            return snapshot.values, "checkpoint"
+    return graph.invoke({"question": job.example.question}, config, context=ctx), "fresh"
+
+
+def _attempt(
+    graph: CompiledStateGraph, job: _Job, context: Mapping[str, Any], run_name: str, index: str
+) -> Record:
+    """One question on one method as a result record; an Exception becomes the record's `error`.
+
+    BaseExceptions (KeyboardInterrupt, SystemExit) are not caught: they stop the run, and the question is
+    picked up from its checkpoint next time.
+    """
+    ex = job.example
+    record: Record = {
+        "type": "result",
+        "run_name": run_name,
+        "method": job.method,
+        "dataset": ex.dataset,
+        "question_id": ex.id,
+        "question": ex.question,
+        "question_type": ex.question_type,
+        "hops": ex.hops,
+        "answerable": ex.answerable,
+        "gold_answers": list(ex.answers),
+        "gold_evidence": [asdict(g) for g in ex.evidence],
+        "thread_id": job.thread_id,
+    }
+    metadata = {"method": job.method, "index": index, "run": run_name, "question_id": ex.id}
+    started = time.perf_counter()
+    try:
+        values, source = _final_state(graph, job, context, metadata)
+        prediction = str(values.get("answer") or "")
+        evidence = list(values.get("evidence") or [])
+        record.update(
+            prediction=prediction,
+            evidence=evidence,
+            metrics=score(ex, prediction, evidence),
+            llm=_usage_totals(values.get("usage") or []),
+            source=source,
+            error=None,
+        )
+    except Exception as exc:  # any failure of one question is recorded; the run goes on
+        error = f"{type(exc).__name__}: {exc}"
+        record.update(prediction=None, evidence=[], metrics=None, llm=None, source=None, error=error)
+    record.update(seconds=round(time.perf_counter() - started, 3), finished_at=_now())
+    return record
+
+
+class _ResultsFile:
+    """results.jsonl opened for appending, exclusively, after a cut-short last line has been truncated."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[bytes] = path.open("a+b")
+        try:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.close()
+            raise ResultsError(
+                f"{path}: another run is writing to it; wait for it to end or use another --out"
+            ) from None
+        try:
+            self._file.seek(0)
+            data = self._file.read()
+            self.records = _complete_lines(data, path)
+        except BaseException:
+            self._file.close()
+            raise
+        keep = data.rfind(b"\n") + 1
+        if keep < len(data):
+            self._file.truncate(keep)
+            os.fsync(self._file.fileno())
+
+    def append(self, record: Record) -> None:
+        """One write, then flush and fsync: a kill leaves either the whole line or a cut-short tail."""
+        self._file.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()  # closing releases the lock
+
+
+class _Scores:
+    """Running EM/F1 per method over answered questions (earlier runs' included)."""
+
+    def __init__(self, methods: Sequence[str]) -> None:
+        self._sums = {m: [0, 0, 0.0, 0.0] for m in methods}  # answered, failed, EM sum, F1 sum
+
+    def add(self, record: Record) -> None:
+        s = self._sums[record["method"]]
+        if record["error"] is None:
+            s[0] += 1
+            s[2] += record["metrics"]["em"]
+            s[3] += record["metrics"]["f1"]
+        else:
+            s[1] += 1
+
+    def snapshot(self) -> dict[str, MethodScore]:
+        return {
+            m: MethodScore(int(n), int(failed), em / n if n else 0.0, f1 / n if n else 0.0)
+            for m, (n, failed, em, f1) in self._sums.items()
+        }
+
+
+def run(
+    benchmark: Benchmark,
+    methods: Sequence[str],
+    graph_for: Callable[[str], CompiledStateGraph],
+    *,
+    index: str,
+    out_dir: str | Path,
+    run_name: str,
+    context: Mapping[str, Mapping[str, Any]],
+    concurrency: int = 1,
+    limit: int | None = None,
+    progress: ProgressFn | None = None,
+    summary: Mapping[str, Any] | None = None,
+) -> Path:
+    """Run `methods` on the benchmark's first `limit` questions, appending to OUT_DIR/results.jsonl.
+
+    `context` maps a method to its runtime options (top_k, retrieval_mode ...); `index` is added to each.
+    `summary` (models, settings, index build) goes into the run line so the report can show what was run.
+    Questions run `concurrency` at a time, question by question across methods, so running averages of
+    all methods stay comparable while the run is under way. Returns the results file.
+    """
+    if not methods:
+        raise ValueError("no methods to run")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    examples = benchmark.examples[:limit] if limit is not None else benchmark.examples
+    graphs = {m: graph_for(m) for m in methods}
+    contexts = {m: _method_context(graphs[m], index, context.get(m, {})) for m in methods}
+    results = _ResultsFile(results_path(out_dir))
+    try:
+        previous = latest_results(results.records)
+        scores = _Scores(methods)
+        todo: list[_Job] = []
+        for ex in examples:
+            for m in methods:
+                earlier = previous.get((benchmark.name, m, ex.id))
+                if earlier is not None and earlier["error"] is None:
+                    scores.add(earlier)
+                else:
+                    todo.append(_Job(m, ex, f"{run_name}:{m}:{ex.id}"))
+        total = len(examples) * len(methods)
+        done = total - len(todo)
+        results.append(
+            {
+                "type": "run",
+                "run_name": run_name,
+                "dataset": benchmark.name,
+                "methods": list(methods),
+                "limit": limit,
+                "questions": len(examples),
+                "already_done": done,
+                "index": index,
+                "context": contexts,
+                "settings": dict(summary or {}),
+                "concurrency": concurrency,
+                "started_at": _now(),
+            }
+        )
+        if progress:
+            progress(done, total, scores.snapshot())
+        executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="hopgraph-eval")
+        pending = {
+            executor.submit(_attempt, graphs[j.method], j, contexts[j.method], run_name, index) for j in todo
+        }
+
+        def record(future: Future[Record]) -> None:
+            nonlocal done
+            pending.discard(future)
+            results.append(future.result())
+            scores.add(future.result())
+            done += 1
+            if progress:
+                progress(done, total, scores.snapshot())
+
+        try:
+            for future in as_completed(pending.copy()):
+                record(future)
+        except BaseException:
+            # Interrupted (Ctrl-C, or a question raised KeyboardInterrupt): start nothing new, let the
+            # questions in flight finish rather than run on beside the next run, and write those that
+            # did, so their real time is kept. A second Ctrl-C stops the wait; what it leaves unwritten is
+            # in the checkpoints, where the next run finds it.
+            executor.shutdown(wait=True, cancel_futures=True)
+            for future in list(pending):
+                if not future.cancelled() and future.exception() is None:
+                    record(future)
+            raise
+        executor.shutdown()
+    finally:
+        results.close()
+    return results.path

@@ -1,0 +1,129 @@
+"""`hopgraph eval` and `hopgraph report`: measure methods on a benchmark, rebuild a run's report.
+
+Kept apart from hopgraph/cli.py and added to its app with `register(app)`, so the evaluation commands can
+grow without touching the interactive ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from evals.datasets import DatasetName
+from evals.runner import MethodScore
+from hopgraph.settings import Settings
+from nodes.context import RetrievalMode
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _scores_text(scores: Mapping[str, MethodScore]) -> str:
+    parts = []
+    for method, s in scores.items():
+        failed = f" [red]{s.failed} failed[/]" if s.failed else ""
+        parts.append(f"{method} EM {100 * s.em:.1f} F1 {100 * s.f1:.1f}{failed}")
+    return " · ".join(parts)
+
+
+class _EvalProgress:
+    """One rich display for both phases: index building stages, then questions with running scores."""
+
+    def __init__(self) -> None:
+        self.bar = Progress(
+            TextColumn("{task.description:<10}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[scores]}"),
+            console=err,
+        )
+        self._stages: dict[str, TaskID] = {}
+        self._questions: TaskID | None = None
+        self.scores: Mapping[str, MethodScore] = {}
+
+    def index(self, stage: str, done: int, total: int) -> None:
+        if stage not in self._stages:
+            self._stages[stage] = self.bar.add_task(stage, total=total, scores="")
+        self.bar.update(self._stages[stage], completed=done, total=total)
+
+    def questions(self, done: int, total: int, scores: Mapping[str, MethodScore]) -> None:
+        self.scores = scores
+        if self._questions is None:
+            # Created at the resumed count: questions done earlier must not inflate the rate behind the ETA.
+            self._questions = self.bar.add_task("questions", total=total, completed=done, scores="")
+        self.bar.update(self._questions, completed=done, scores=_scores_text(scores))
+
+
+def _report_files(report: Path) -> None:
+    console.print(f"report: {report}")
+    for png in sorted(report.parent.glob("*.png")):
+        console.print(f"plot:   {png}")
+
+
+def eval_command(
+    dataset: Annotated[DatasetName, typer.Option(help="Benchmark")],
+    data: Annotated[Path, typer.Option(help="The dataset's folder (or its questions file)")],
+    out: Annotated[Path, typer.Option(help="Run folder: results.jsonl, report.md, plots; re-run to resume")],
+    methods: Annotated[str, typer.Option(help="Comma-separated methods (see `hopgraph methods`)")] = "naive",
+    limit: Annotated[int | None, typer.Option(help="Evaluate the first N questions")] = None,
+    concurrency: Annotated[int, typer.Option(help="Questions in flight at once")] = 1,
+    top_k: Annotated[int | None, typer.Option("--k", help="Passages per retrieval")] = None,
+    mode: Annotated[RetrievalMode | None, typer.Option("--mode", help="Retrieval mode")] = None,
+    cache: Annotated[bool, typer.Option("--cache/--no-cache", help="LLM response cache")] = True,
+) -> None:
+    """Run methods on a benchmark with progress; writes results.jsonl, report.md and plots to --out."""
+    from hopgraph.evaluate import evaluate
+
+    names = [m.strip() for m in methods.split(",") if m.strip()]
+    asked = {"top_k": top_k, "retrieval_mode": mode}
+    context: dict[str, Any] = {k: v for k, v in asked.items() if v is not None}
+    display = _EvalProgress()
+    with display.bar:
+        report = evaluate(
+            dataset,
+            data,
+            names,
+            limit=limit,
+            out_dir=out,
+            settings=Settings(),
+            concurrency=concurrency,
+            context=context,
+            cache=cache,
+            progress=display.questions,
+            index_progress=display.index,
+        )
+    for method, s in display.scores.items():
+        failed = f", {s.failed} failed (re-run to retry them)" if s.failed else ""
+        scored = f"EM {100 * s.em:.1f} · F1 {100 * s.f1:.1f} over {s.answered} questions"
+        console.print(f"[bold]{method}[/]: {scored}{failed}")
+    _report_files(report)
+
+
+def report_command(
+    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `hopgraph eval --out`")],
+) -> None:
+    """Rebuild a run's report.md and plots from its results.jsonl alone."""
+    from evals.report import write_report
+
+    _report_files(write_report(run_dir))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `eval` and `report` to the hopgraph command line."""
+    app.command("eval")(eval_command)
+    app.command("report")(report_command)

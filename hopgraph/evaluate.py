@@ -1,0 +1,112 @@
+"""Evaluate methods on a benchmark: the wiring of Settings, indexes and graphs into evals.runner.
+
+    from hopgraph import Settings
+    from hopgraph.evaluate import evaluate
+    report = evaluate("hotpotqa", "../shared/data/hotpotqa", ["naive"], limit=20, out_dir="runs/hp20")
+
+evals/ cannot import hopgraph/ (it sits below it), so everything that needs Settings lives here: the
+index is built (or found unchanged) under a name derived from the corpus, the graphs are compiled with
+the configured checkpointer, and the LLM response cache is switched on so that a resumed or repeated
+evaluation does not pay for the same completion twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evals.datasets import Benchmark, DatasetName, load_benchmark
+from evals.report import write_report
+from evals.runner import ProgressFn, recorded_run_name, run
+from graphs.registry import SENTENCE_GRAPH_METHODS
+from hopgraph.api import build_graph, index_corpus
+from hopgraph.providers import ConfigError
+from hopgraph.settings import Settings
+from stores.index import BuildResult
+
+IndexProgress = Callable[[str, int, int], None]
+# Never written into results files, which get shared: they may hold keys.
+_SECRET_FIELDS = {"api_key"}
+
+
+def index_name(benchmark: Benchmark) -> str:
+    """eval-DATASET-HASH, HASH from the corpus's document ids.
+
+    The same questions (and so the same corpus) map to the same index, which index_corpus then finds
+    unchanged; a different --limit of a per-question-context dataset is a different corpus and gets its own.
+    """
+    ids = "\n".join(sorted(doc.id for doc in benchmark.corpus))
+    return f"eval-{benchmark.name}-{hashlib.sha256(ids.encode('utf-8')).hexdigest()[:10]}"
+
+
+def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
+    """What the run line records about models and settings: every setting except secrets, plus the index."""
+    public = settings.model_dump(mode="json", exclude=_SECRET_FIELDS)
+    public["roles"] = {
+        name: role.model_dump(mode="json", exclude=_SECRET_FIELDS) for name, role in settings.roles.items()
+    }
+    m = built.manifest
+    public["index"] = {
+        "name": m.name,
+        "status": built.status,
+        "documents": m.documents,
+        "chunks": m.chunks,
+        "embedding_model": m.embedding_model,
+        "chunk_size": m.params.chunk_size,
+        "chunk_overlap": m.params.chunk_overlap,
+        "corpus_hash": m.corpus_hash,
+    }
+    return public
+
+
+def evaluate(
+    dataset: DatasetName,
+    data_path: str | Path,
+    methods: Sequence[str],
+    *,
+    limit: int | None = None,
+    out_dir: str | Path,
+    settings: Settings | None = None,
+    concurrency: int = 1,
+    context: Mapping[str, Any] | None = None,
+    cache: bool = True,
+    progress: ProgressFn | None = None,
+    index_progress: IndexProgress | None = None,
+) -> Path:
+    """Run `methods` on the first `limit` questions of `dataset`, then write report.md (returned) and plots.
+
+    `context` holds runtime options given to every method that takes them (top_k, retrieval_mode ...).
+    Re-running with the same `out_dir` resumes: the run name (and so every question's thread id) is the
+    one recorded by the first run there; a fresh folder gets a new random suffix so it never picks up
+    threads a deleted folder of the same name left in the checkpoint store.
+    """
+    if not methods:
+        raise ConfigError("No methods to evaluate: name at least one, e.g. --methods naive.")
+    settings = settings or Settings()
+    if cache:
+        settings = settings.model_copy(update={"llm_cache": True})
+    out_dir = Path(out_dir)
+    benchmark = load_benchmark(dataset, data_path, limit)
+    # Graphs first: an unknown method should fail before minutes of indexing, not after.
+    graphs = {m: build_graph(m, settings) for m in methods}
+    name = index_name(benchmark)
+    # one index serves every method of the run: with the sentence graph when any method retrieves from it
+    needs_graph = next((m for m in methods if m in SENTENCE_GRAPH_METHODS), "naive")
+    built = index_corpus(benchmark.corpus, name, settings, progress=index_progress, method=needs_graph)
+    run(
+        benchmark,
+        methods,
+        graphs.__getitem__,
+        index=name,
+        out_dir=out_dir,
+        run_name=recorded_run_name(out_dir) or f"{out_dir.name}-{secrets.token_hex(3)}",
+        context={m: dict(context or {}) for m in methods},
+        concurrency=concurrency,
+        limit=limit,
+        progress=progress,
+        summary=settings_summary(settings, built),
+    )
+    return write_report(out_dir)

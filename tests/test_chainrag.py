@@ -1,0 +1,187 @@
+"""ChainRAG over a real sentence graph (real spaCy, MiniLM, Chroma): the loop's stopping rules and
+ablations with a scripted chat model, then one end-to-end run with the real local LLM."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from graphs import chainrag
+from hopgraph import Settings, build_graph, index_corpus, services_for
+from hopgraph.providers import EmbeddingSimilarityReranker
+from nodes.llm import LLMGateway
+from tests.scripted import ScriptedChatModel, scripted_gateway
+from tests.test_naive_local import GOLD_TITLES, QUESTION
+
+DOCS = [
+    {
+        "id": "jaws",
+        "title": "Jaws (film)",
+        "text": "Jaws is a 1975 American thriller film. It was directed by Steven Spielberg. "
+        "The film is set in the fictional town of Amity Island. Roy Scheider plays the police chief. "
+        "The score was composed by John Williams. It became the highest-grossing film of its time. "
+        + " ".join(f"In week {n} of the shoot the crew filmed scene {n} on the water." for n in range(1, 19)),
+    },
+    {
+        "id": "spielberg",
+        "title": "Steven Spielberg",
+        "text": "Steven Spielberg is an American filmmaker. Spielberg was born in Cincinnati, Ohio, in 1946. "
+        "His family later moved to Phoenix, Arizona. He studied film at California State University.",
+    },
+    {
+        "id": "bees",
+        "title": "Honeybee",
+        "text": "Honeybees live in colonies. A colony has one queen. Worker bees collect nectar.",
+    },
+]
+
+
+@dataclass
+class ScriptedServices:
+    """Real indexes, embedder and reranker with a scripted LLM: wiring tests of the ChainRAG graph."""
+
+    llm: LLMGateway
+    indexes: Any
+    embedder: Any
+    reranker: Any
+    nlp: Any
+
+
+@pytest.fixture(scope="module")
+def jaws_index(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("jaws") / "docs.jsonl"
+    path.write_text("".join(json.dumps(doc) + "\n" for doc in DOCS))
+    index_corpus(path, "jaws", settings, method="chainrag")
+    return "jaws"
+
+
+def script(judge: list[str]) -> Any:
+    """Replies by prompt kind: decomposition, rewrite, judge verdicts in order, then short answers."""
+    verdicts = iter(judge)
+
+    def reply(prompt: str) -> str:
+        if "JSON array" in prompt:
+            return '["Who directed Jaws?", "Where was he born?"]'
+        if "Follow-up:" in prompt:
+            return "Where was Steven Spielberg born?"
+        if "Reply with Yes or No only" in prompt:
+            return next(verdicts, "Yes")
+        if "Sub-questions and answers" in prompt:
+            return "Cincinnati"
+        return "Steven Spielberg" if "Who directed" in prompt.split("Question:")[-1] else "Cincinnati"
+
+    return reply
+
+
+def trace(
+    settings: Settings, index: str, judge: list[str], **context: Any
+) -> tuple[list[str], dict, ScriptedChatModel]:
+    services = services_for(settings)
+    llm, model = scripted_gateway(script(judge))
+    wired = ScriptedServices(
+        llm, services.indexes, services.embedder, EmbeddingSimilarityReranker(services.embedder), None
+    )
+    graph = chainrag.build(wired).compile()
+    steps: list[str] = []
+    values: dict = {}
+    for mode, chunk in graph.stream(
+        {"question": "Where was the director of Jaws born?"},
+        context={"index": index, **context},
+        stream_mode=["updates", "values"],
+    ):
+        if mode == "updates":
+            steps.extend(chunk)
+        else:
+            values = chunk
+    return steps, values, model
+
+
+def test_expansion_continues_until_the_judge_is_satisfied(settings: Settings, jaws_index: str) -> None:
+    # adjacency edges only, so each expansion reaches a little further along the long Jaws article
+    steps, values, _ = trace(
+        settings, jaws_index, judge=["No", "No", "Yes"], ec_edges=False, ss_edges=False, word_limit=3000
+    )
+    first = steps[: steps.index("answer_sub") + 1]
+    assert first == ["decompose", "prepare", "seed"] + ["expand", "judge"] * 3 + ["answer_sub"]
+    assert steps[-1] == "integrate" and steps.count("prepare") == 2
+    first_hop = [item for item in values["evidence"] if item["hop"] == 1]
+    assert any("directed by Steven Spielberg" in item["text"] for item in first_hop)
+    assert [s["question"] for s in values["solved"]] == [
+        "Who directed Jaws?",
+        "Where was Steven Spielberg born?",
+    ]
+    assert values["answer"] == "Cincinnati"
+    assert all(item["id"].split("#s")[0] in {"jaws", "spielberg", "bees"} for item in values["evidence"])
+
+
+def test_expansion_stops_at_the_word_limit_without_asking_the_judge(
+    settings: Settings, jaws_index: str
+) -> None:
+    steps, values, _ = trace(settings, jaws_index, judge=[], word_limit=40)
+    assert "judge" not in steps
+    assert steps[:5] == ["decompose", "prepare", "seed", "expand", "answer_sub"]
+    for hop in (1, 2):
+        words = sum(len(item["text"].split()) for item in values["evidence"] if item["hop"] == hop)
+        assert 0 < words <= 40
+
+
+def test_edge_ablations_restrict_expansion_to_the_enabled_kinds(settings: Settings, jaws_index: str) -> None:
+    graph = services_for(settings).indexes.open(jaws_index).sentence_graph
+    for kinds in (
+        {"sa_edges": True, "ec_edges": False, "ss_edges": False},
+        {"sa_edges": False, "ec_edges": False, "ss_edges": True},
+    ):
+        _, values, _ = trace(settings, jaws_index, judge=["Yes", "Yes"], **kinds)
+        hop1 = [item for item in values["evidence"] if item["hop"] == 1]
+        seeds, expanded = hop1[:3], hop1[3:]
+        kind = "SA" if kinds["sa_edges"] else "SS"
+        for item in expanded:
+            assert any(kind in graph.edge(item["id"], seed["id"]) for seed in seeds)
+    _, none, _ = trace(settings, jaws_index, judge=[], ec_edges=False, ss_edges=False, sa_edges=False)
+    assert (
+        len([item for item in none["evidence"] if item["hop"] == 1]) == 3
+    )  # seeds only: nothing to expand to
+
+
+def test_without_the_graph_sub_questions_retrieve_chunks_and_never_expand(
+    settings: Settings, jaws_index: str
+) -> None:
+    steps, values, _ = trace(settings, jaws_index, judge=[], use_graph=False, top_k=2)
+    assert "expand" not in steps and "judge" not in steps
+    assert all("#s" not in item["id"] for item in values["evidence"])  # chunk ids, not sentence ids
+
+
+def test_without_rewriting_the_second_sub_question_keeps_its_pronoun(
+    settings: Settings, jaws_index: str
+) -> None:
+    _, values, model = trace(settings, jaws_index, judge=["Yes", "Yes"], rewrite=False)
+    assert values["solved"][1]["question"] == "Where was he born?"
+    assert not any("Follow-up:" in prompt for prompt in model.prompts)
+
+
+def test_context_integration_answers_from_reranked_sentences(settings: Settings, jaws_index: str) -> None:
+    _, _, model = trace(settings, jaws_index, judge=["Yes", "Yes"], integration="contexts")
+    final_prompt = model.prompts[-1]
+    assert "Sub-questions and answers" not in final_prompt
+    assert "Question: Where was the director of Jaws born?" in final_prompt
+    assert "Spielberg was born in Cincinnati" in final_prompt
+
+
+@pytest.mark.llm
+def test_chainrag_end_to_end_with_the_local_llm(settings: Settings) -> None:
+    from hopgraph.cli import SAMPLE_CORPUS
+
+    index_corpus(SAMPLE_CORPUS, "sample-chainrag", settings, method="chainrag")
+    graph = build_graph("chainrag", settings)
+    config = {"configurable": {"thread_id": "chainrag-e2e"}}
+    context = {"index": "sample-chainrag", "word_limit": 250, "integration": "contexts"}
+    out = graph.invoke({"question": QUESTION}, config, context=context)
+    assert "cybertruck" in out["answer"].lower()
+    assert {item["title"] for item in out["evidence"]} & GOLD_TITLES
+    state = graph.get_state(config).values
+    assert 1 <= len(state["solved"]) <= 4 and all(s["question"] for s in state["solved"])
+    nodes = [usage["node"] for usage in out["usage"]]
+    assert nodes[0] == "decompose" and nodes[-1] == "integrate" and "answer_sub" in nodes

@@ -1,0 +1,148 @@
+"""report.md and the plots, rebuilt from results.jsonl alone; the `eval` / `report` commands end to end."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import typer
+from langgraph.checkpoint.sqlite import SqliteSaver
+from PIL import Image
+from test_evals_runner import Script, run_scripted, saver  # noqa: F401  (saver is a fixture)
+from typer.testing import CliRunner
+
+from evals.report import hop_table, write_report
+from evals.runner import read_records
+from hopgraph import Settings
+from hopgraph.cli_eval import register
+
+CI = r"\d+\.\d \[\d+\.\d, \d+\.\d\]"  # "75.0 [25.0, 100.0]"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture
+def results_only(tmp_path: Path, saver: SqliteSaver) -> Path:  # noqa: F811
+    """A folder holding nothing but the results.jsonl of a two-method run with one failed question."""
+    ran = tmp_path / "ran"
+    run_scripted(ran, {"one": Script(), "two": Script(fail_once=frozenset({"question q4?"}))}, saver)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(ran / "results.jsonl", alone / "results.jsonl")
+    return alone
+
+
+def section(text: str, title: str) -> str:
+    return text.split(f"### {title}", 1)[1].split("\n### ", 1)[0]
+
+
+def test_report_from_the_jsonl_alone(results_only: Path) -> None:
+    text = write_report(results_only).read_text(encoding="utf-8")
+
+    answers = section(text, "Answers and cost per question")
+    one = next(line for line in answers.splitlines() if line.startswith("| one |"))
+    two = next(line for line in answers.splitlines() if line.startswith("| two |"))
+    # one: 4 answered, EM 3/4 with its interval, 1 call, 100 prompt tokens, 5 hops over 4 questions
+    assert one.startswith("| one | 4 | 0 | 75.0 [") and re.search(CI, one)
+    assert "| 1.00 | 100 | 40 | 3 | 0.00 |" in one and one.endswith("| 1.25 |")
+    assert two.startswith("| two | 3 | 1 | ")  # the failed question is counted apart, not scored
+
+    retrieval = section(text, "Retrieval")
+    one_r = next(line for line in retrieval.splitlines() if line.startswith("| one |"))
+    # 3 of the 4 questions have gold evidence (q3 is a null query); R@2 = (0.5 + 1 + 0) / 3
+    assert one_r.startswith("| one | 3 | 50.0 [") and len(re.findall(CI, one_r)) == 6
+
+    hops = section(text, "Hop-conditioned retrieval")
+    assert "| Method | r = 1 | r = 2 |" in hops
+    # hop 1: q1 (0.5, 0.5, 0.5), q2 (1, 1, 1), q4 (0, 0, 0); hop 2: q1 becomes (2/3, 1, 0.8)
+    assert "| one | 50.0 (50.0 / 50.0) | 60.0 (55.6 / 66.7) |" in hops
+
+    paired = section(text, "Paired differences")
+    assert "| one − two | EM | +0.0 [+0.0, +0.0] | 3 | no |" in paired
+    assert "| one − two | Recall@5 |" in paired
+
+    assert "two · `q4`: ValueError: scripted failure on question q4?" in section(text, "Failed questions")
+    settings = section(text, "Settings")
+    assert "`toyrun`" in settings and '"llm": "scripted"' in settings and '"top_k": 3' in settings
+    assert "(hop_curves.png)" in text and "(f1_vs_calls.png)" in text
+
+
+def test_plots_are_drawn(results_only: Path) -> None:
+    write_report(results_only)
+    for name in ("hop_curves.png", "f1_vs_calls.png"):
+        with Image.open(results_only / name) as image:
+            assert image.format == "PNG" and image.width > 400 and image.height > 300
+
+
+def test_hop_table_carries_short_questions_forward(results_only: Path) -> None:
+    from evals.report import group_results
+
+    answered, _ = group_results(read_records(results_only / "results.jsonl"))
+    table = hop_table(answered["toy"])
+    r, p, rec, f1 = table["one"][1]
+    assert r == 2 and p == pytest.approx((2 / 3 + 1 + 0) / 3) and rec == pytest.approx(2 / 3)
+    assert f1 == pytest.approx((0.8 + 1 + 0) / 3)
+
+
+def test_report_while_a_line_is_being_written_and_when_empty(results_only: Path, tmp_path: Path) -> None:
+    with (results_only / "results.jsonl").open("ab") as f:
+        f.write(b'{"type": "result", "meth')
+    assert "| one | 4 |" in write_report(results_only).read_text(encoding="utf-8")
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "results.jsonl").write_bytes(b"")
+    assert "No results yet." in write_report(empty).read_text(encoding="utf-8")
+    assert (empty / "hop_curves.png").is_file()
+
+
+def test_report_command(results_only: Path) -> None:
+    app = typer.Typer()
+    register(app)
+    result = CliRunner().invoke(app, ["report", str(results_only)])
+    assert result.exit_code == 0, result.output
+    assert "report.md" in result.output and "hop_curves.png" in result.output
+
+    missing = CliRunner().invoke(app, ["report", str(results_only / "nothing")])
+    assert missing.exit_code != 0 and "no such file" in str(missing.exception)
+
+
+@pytest.mark.llm
+def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path) -> None:
+    """`hopgraph eval` on 3 HotpotQA questions with NaiveRAG: real index, LLM, checkpoints and files."""
+    app = typer.Typer()
+    register(app)
+    out = tmp_path / "hp3"
+    env = {
+        "HOPGRAPH_DATA_DIR": str(settings.data_dir),
+        "HOPGRAPH_MODEL_DIR": str(settings.models_path),
+        "HOPGRAPH_LOCAL_N_CTX": str(settings.local_n_ctx),
+        "HOPGRAPH_CONFIG": str(tmp_path / "absent.toml"),
+    }
+    args = ["eval", "--dataset", "hotpotqa", "--data", str(SHARED_DATA / "hotpotqa"), "--methods", "naive"]
+    args += ["--limit", "3", "--out", str(out), "--k", "5"]
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    assert "naive: EM" in result.output
+
+    records = read_records(out / "results.jsonl")
+    [run_line] = [r for r in records if r["type"] == "run"]
+    assert run_line["settings"]["llm_cache"] is True and "api_key" not in run_line["settings"]
+    assert run_line["context"]["naive"]["top_k"] == 5
+    assert run_line["index"].startswith("eval-hotpotqa-")
+    lines = [r for r in records if r["type"] == "result"]
+    assert len(lines) == 3 and all(r["error"] is None for r in lines)
+    for r in lines:
+        m = r["metrics"]
+        assert 0 <= m["em"] <= m["f1"] <= 1 and 0 <= m["recall@2"] <= m["recall@5"] <= 1
+        assert m["hops_used"] == 1 and len(r["evidence"]) == 5
+        assert r["llm"]["calls"] == 1 and r["llm"]["prompt_tokens"] > 100 and r["seconds"] > 0
+    # every question's gold paragraphs are in the 30-paragraph index, so dense+BM25 finds some of them
+    assert sum(r["metrics"]["recall@5"] for r in lines) > 0
+    for name in ("report.md", "hop_curves.png", "f1_vs_calls.png"):
+        assert (out / name).stat().st_size > 0
+
+    again = CliRunner().invoke(app, args, env=env)  # everything is done: nothing re-runs
+    assert again.exit_code == 0, again.output
+    assert len([r for r in read_records(out / "results.jsonl") if r["type"] == "result"]) == 3

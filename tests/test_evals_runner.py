@@ -1,0 +1,386 @@
+"""The batch runner on real LangGraph graphs with scripted nodes and a real SQLite checkpointer.
+
+The scripted graph has NaiveRAG's shape (retrieve -> generate) but returns canned evidence and answers,
+so every number below is known by hand, and can be told to fail (an exception, or a KeyboardInterrupt
+standing in for Ctrl-C / a kill) at a chosen question.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from evals.datasets import Benchmark, GoldEvidence, QAExample
+from evals.runner import (
+    MethodScore,
+    ResultsError,
+    latest_results,
+    read_records,
+    recorded_run_name,
+    run,
+    score,
+)
+from nodes.state import AnswerOutput, Evidence, LLMUsage, QAState, QuestionInput
+from stores.documents import Document
+
+DOCS = {
+    "d1": "Paris is the capital of France. It lies on the Seine river.",
+    "d2": "The Eiffel Tower is in Paris. It was built in 1889.",
+    "d3": "Bees make honey from nectar. Honey keeps for years.",
+}
+
+
+def gold(doc_id: str, text: str) -> GoldEvidence:
+    start = DOCS[doc_id].index(text)
+    return GoldEvidence(doc_id, doc_id.upper(), text, start, start + len(text))
+
+
+def example(
+    qid: str, answers: tuple[str, ...], evidence: tuple[GoldEvidence, ...], answerable: bool = True
+) -> QAExample:
+    return QAExample(
+        id=qid,
+        dataset="toy",
+        question=f"question {qid}?",
+        answers=answers,
+        evidence=evidence,
+        question_type="null_query" if not answerable else "inference_query",
+        hops=len({g.doc_id for g in evidence}) or None,
+        decomposition=(),
+        answerable=answerable,
+    )
+
+
+G1 = gold("d1", "Paris is the capital of France.")
+G2 = gold("d2", "The Eiffel Tower is in Paris.")
+G3 = gold("d3", "Bees make honey from nectar.")
+G4 = gold("d1", "It lies on the Seine river.")
+EXAMPLES = [
+    example("q1", ("Paris",), (G1, G2)),
+    example("q2", ("honey", "nectar honey"), (G3,)),
+    example("q3", ("Insufficient information.",), (), answerable=False),
+    example("q4", ("Seine",), (G4,)),
+]
+BENCHMARK = Benchmark(
+    "toy", EXAMPLES, [Document(id=d, title=d.upper(), text=t, metadata={}) for d, t in DOCS.items()]
+)
+
+
+def ev(doc_id: str, start: int, end: int, hop: int) -> Evidence:
+    return Evidence(
+        id=f"{doc_id}:{start}",
+        doc_id=doc_id,
+        title=doc_id.upper(),
+        text=DOCS[doc_id][start:end],
+        score=1.0,
+        char_start=start,
+        char_end=end,
+        hop=hop,
+    )
+
+
+# q1: an irrelevant chunk, then G1 at hop 1, G2 at hop 2. q2: G3 at once. q3: anything. q4: a miss.
+EVIDENCE = {
+    "question q1?": [ev("d3", 29, 51, 1), ev("d1", 0, 40, 1), ev("d2", 0, 29, 2)],
+    "question q2?": [ev("d3", 0, 28, 1)],
+    "question q3?": [ev("d2", 30, 51, 1)],
+    "question q4?": [ev("d2", 0, 29, 1)],
+}
+ANSWERS = {"question q1?": "Paris", "question q2?": "honey", "question q3?": "1889", "question q4?": "Seine"}
+
+
+@dataclass(kw_only=True)
+class ScriptedContext:
+    index: str = "default"
+    top_k: int = 5
+    max_answer_tokens: int = 32
+
+
+class Script:
+    """Canned node behaviour, counting calls. `generate` raises once per question named in `interrupt_once`
+    (KeyboardInterrupt: a Ctrl-C or kill) or in `fail_once` (ValueError: a failing question)."""
+
+    def __init__(
+        self, interrupt_once: frozenset[str] = frozenset(), fail_once: frozenset[str] = frozenset()
+    ) -> None:
+        self.interrupt_once = set(interrupt_once)
+        self.fail_once = set(fail_once)
+        self.calls: Counter[str] = Counter()
+        self.contexts: list[ScriptedContext] = []
+        self._lock = threading.Lock()
+
+    def retrieve(self, state: QAState, runtime: Runtime[ScriptedContext]) -> dict[str, Any]:
+        with self._lock:
+            self.calls["retrieve"] += 1
+            self.contexts.append(runtime.context)
+        return {"evidence": EVIDENCE[state["question"]]}
+
+    def generate(self, state: QAState) -> dict[str, Any]:
+        question = state["question"]
+        with self._lock:
+            self.calls["generate"] += 1
+            interrupt, fail = question in self.interrupt_once, question in self.fail_once
+            self.interrupt_once.discard(question)
+            self.fail_once.discard(question)
+        if interrupt:
+            raise KeyboardInterrupt
+        if fail:
+            raise ValueError(f"scripted failure on {question}")
+        usage = LLMUsage(
+            node="generate",
+            role="generator",
+            calls=1,
+            prompt_tokens=100,
+            cached_tokens=40,
+            completion_tokens=3,
+            seconds=0.5,
+            cache_hits=0,
+        )
+        return {"answer": ANSWERS[question], "usage": [usage]}
+
+
+def scripted_graph(script: Script, saver: SqliteSaver | None) -> CompiledStateGraph:
+    graph = StateGraph(
+        QAState, context_schema=ScriptedContext, input_schema=QuestionInput, output_schema=AnswerOutput
+    )
+    graph.add_node("retrieve", script.retrieve)
+    graph.add_node("generate", script.generate)
+    graph.add_edge(START, "retrieve")
+    graph.add_edge("retrieve", "generate")
+    graph.add_edge("generate", END)
+    return graph.compile(checkpointer=saver, name="scripted")
+
+
+@pytest.fixture
+def saver(tmp_path: Path) -> Iterator[SqliteSaver]:
+    conn = sqlite3.connect(tmp_path / "checkpoints.sqlite", check_same_thread=False)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    yield saver
+    conn.close()
+
+
+def run_scripted(
+    out_dir: Path, scripts: dict[str, Script], saver: SqliteSaver | None, **kw: Any
+) -> Path:
+    """Run the toy benchmark with one scripted graph per method name."""
+    kw.setdefault("context", {m: {"top_k": 3, "width": 9} for m in scripts})
+    return run(
+        BENCHMARK,
+        list(scripts),
+        lambda m: scripted_graph(scripts[m], saver),
+        index="toy-index",
+        out_dir=out_dir,
+        run_name="toyrun",
+        summary={"llm": "scripted"},
+        **kw,
+    )
+
+
+def results(path: Path) -> list[dict[str, Any]]:
+    return [r for r in read_records(path) if r["type"] == "result"]
+
+
+def test_score_by_hand() -> None:
+    metrics = score(EXAMPLES[0], "the Paris", EVIDENCE["question q1?"])
+    assert metrics["em"] == 1.0 and metrics["f1"] == 1.0
+    # top 2 = [irrelevant, covers G1]: one of two gold found; G2 only at rank 3
+    assert metrics["recall@2"] == 0.5 and metrics["full@2"] == 0.0 and metrics["hits@2"] == 0.5
+    assert metrics["recall@5"] == 1.0 and metrics["full@5"] == 1.0 and metrics["recall@10"] == 1.0
+    # hop 1: 1 of 2 retrieved relevant, 1 of 2 gold found; hop 2 adds G2: 2/3 precision, full recall
+    assert metrics["hop_prf"] == [[0.5, 0.5, 0.5], pytest.approx([2 / 3, 1.0, 0.8])]
+    assert metrics["hops_used"] == 2
+
+
+def test_score_unanswerable_counts_for_answers_only() -> None:
+    metrics = score(EXAMPLES[2], "Insufficient information", EVIDENCE["question q3?"])
+    assert metrics["em"] == 1.0
+    assert all(metrics[f"{m}@{k}"] is None for m in ("recall", "full", "hits") for k in (2, 5, 10))
+    assert metrics["hop_prf"] == [] and metrics["hops_used"] == 1
+
+
+def test_score_without_evidence() -> None:
+    metrics = score(EXAMPLES[1], "", [])
+    assert metrics["em"] == 0.0 and metrics["recall@5"] == 0.0 and metrics["hops_used"] == 0
+    assert metrics["hop_prf"] == [[0.0, 0.0, 0.0]]  # no retrieval is scored as one empty hop
+
+
+def test_run_writes_a_run_line_then_one_result_per_method_and_question(
+    tmp_path: Path, saver: SqliteSaver
+) -> None:
+    scripts = {"one": Script(), "two": Script()}
+    seen: list[tuple[int, int, dict[str, MethodScore]]] = []
+    path = run_scripted(
+        tmp_path / "run", scripts, saver, progress=lambda d, t, s: seen.append((d, t, dict(s)))
+    )
+
+    lines = read_records(path)
+    assert lines[0]["type"] == "run" and len(lines) == 1 + 8
+    run_line = lines[0]
+    assert run_line["dataset"] == "toy" and run_line["methods"] == ["one", "two"]
+    assert run_line["settings"] == {"llm": "scripted"} and run_line["already_done"] == 0
+    # the index is added, an option the method's context does not declare ("width") is dropped, and
+    # defaults are filled in so the run line tells what each method ran with
+    effective = {"index": "toy-index", "top_k": 3, "max_answer_tokens": 32}
+    assert run_line["context"] == {m: effective for m in scripts}
+    assert scripts["one"].contexts[0] == ScriptedContext(index="toy-index", top_k=3)
+
+    by_key = {(r["method"], r["question_id"]): r for r in results(path)}
+    assert len(by_key) == 8
+    q1 = by_key[("one", "q1")]
+    assert q1["prediction"] == "Paris" and q1["error"] is None and q1["source"] == "fresh"
+    assert q1["gold_answers"] == ["Paris"] and q1["hops"] == 2 and q1["answerable"] is True
+    assert [(e["doc_id"], e["char_start"], e["char_end"], e["hop"]) for e in q1["evidence"]] == [
+        ("d3", 29, 51, 1),
+        ("d1", 0, 40, 1),
+        ("d2", 0, 29, 2),
+    ]
+    assert q1["gold_evidence"][0] == {
+        "doc_id": "d1", "title": "D1", "text": G1.text, "char_start": 0, "char_end": 31
+    }
+    assert q1["metrics"]["recall@2"] == 0.5 and q1["metrics"]["hops_used"] == 2
+    assert q1["llm"] == {
+        "calls": 1, "prompt_tokens": 100, "cached_tokens": 40, "completion_tokens": 3, "cache_hits": 0,
+        "seconds": 0.5,
+    }
+    assert q1["thread_id"] == "toyrun:one:q1" and q1["seconds"] >= 0
+    assert by_key[("two", "q3")]["metrics"]["em"] == 0.0  # "1889" for an unanswerable question
+
+    # every question is a checkpointed thread that `hopgraph history` can replay
+    checkpoint = saver.get_tuple({"configurable": {"thread_id": "toyrun:two:q4"}})
+    assert checkpoint is not None and checkpoint.metadata["method"] == "two"
+    assert checkpoint.metadata["index"] == "toy-index"
+
+    assert [(d, t) for d, t, _ in seen] == [(i, 8) for i in range(9)]
+    final = seen[-1][2]
+    assert final["one"] == MethodScore(answered=4, failed=0, em=0.75, f1=0.75)
+    assert recorded_run_name(tmp_path / "run") == "toyrun"
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_killed_run_resumes_every_question_exactly_once(
+    tmp_path: Path, saver: SqliteSaver, concurrency: int
+) -> None:
+    out = tmp_path / "run"
+    first = Script(interrupt_once=frozenset({"question q3?"}))
+    with pytest.raises(KeyboardInterrupt):
+        run_scripted(out, {"m": first}, saver, concurrency=concurrency)
+    path = out / "results.jsonl"
+    written = {r["question_id"] for r in results(path)}
+    # q3 was interrupted; every question that finished, also those in flight at the time, was written
+    assert "q3" not in written and {"q1", "q2"} <= written
+    assert len(written) == first.calls["generate"] - 1
+    # a kill in the middle of a write leaves a cut-short last line
+    with path.open("ab") as f:
+        f.write(b'{"type": "result", "method": "m", "question_id": "q')
+
+    again = Script()
+    run_scripted(out, {"m": again}, saver, concurrency=concurrency)
+
+    raw = path.read_bytes()
+    assert raw.endswith(b"\n")
+    lines = [json.loads(line) for line in raw.splitlines()]  # every line whole: the tail was truncated
+    assert [r["type"] for r in lines].count("run") == 2
+    ids = [r["question_id"] for r in lines if r["type"] == "result"]
+    assert sorted(ids) == ["q1", "q2", "q3", "q4"]  # exactly once each
+    assert all(r["error"] is None for r in lines if r["type"] == "result")
+    # q3 stopped inside `generate`: its thread resumed there instead of retrieving again
+    q3 = next(r for r in lines if r.get("question_id") == "q3")
+    assert q3["source"] == "resumed" and q3["prediction"] == "1889"
+    # Across both runs every node ran once per question, plus the one interrupted `generate`.
+    assert first.calls["retrieve"] + again.calls["retrieve"] == 4
+    assert first.calls["generate"] + again.calls["generate"] == 4 + 1
+    assert lines[[r["type"] for r in lines].index("run", 1)]["already_done"] == len(written)
+
+
+def test_a_finished_thread_whose_line_was_never_written_is_not_rerun(
+    tmp_path: Path, saver: SqliteSaver
+) -> None:
+    """A kill between the graph finishing and the line being written: the checkpoint has the answer."""
+    earlier = Script()
+    graph = scripted_graph(earlier, saver)
+    graph.invoke({"question": "question q2?"}, {"configurable": {"thread_id": "toyrun:m:q2"}})
+    again = Script()
+    path = run_scripted(tmp_path / "run", {"m": again}, saver)
+    q2 = next(r for r in results(path) if r["question_id"] == "q2")
+    assert q2["source"] == "checkpoint" and q2["prediction"] == "honey"
+    assert again.calls["generate"] == 3 and again.calls["retrieve"] == 3
+
+
+def test_a_failed_question_is_recorded_and_retried_on_the_next_run(
+    tmp_path: Path, saver: SqliteSaver
+) -> None:
+    out = tmp_path / "run"
+    seen: list[dict[str, MethodScore]] = []
+    script = Script(fail_once=frozenset({"question q2?"}))
+    path = run_scripted(out, {"m": script}, saver, progress=lambda d, t, s: seen.append(dict(s)))
+    failed = [r for r in results(path) if r["error"]]
+    assert [r["question_id"] for r in failed] == ["q2"]
+    assert failed[0]["error"] == "ValueError: scripted failure on question q2?"
+    assert failed[0]["metrics"] is None and failed[0]["prediction"] is None
+    assert seen[-1]["m"].failed == 1 and seen[-1]["m"].answered == 3
+
+    run_scripted(out, {"m": script}, saver)  # the same graph object: its fault has been used up
+    lines = results(path)
+    assert [r["question_id"] for r in lines].count("q2") == 2  # the failure stays as history
+    assert len(lines) == 5
+    final = latest_results(read_records(path))
+    assert len(final) == 4 and all(r["error"] is None for r in final.values())
+    assert final[("toy", "m", "q2")]["source"] == "resumed"
+    assert script.calls["retrieve"] == 4  # q2 resumed at `generate`
+
+
+def test_a_graph_without_checkpointer_runs_each_question_afresh(tmp_path: Path) -> None:
+    script = Script()
+    path = run_scripted(tmp_path / "run", {"m": script}, None)
+    assert {r["source"] for r in results(path)} == {"fresh"} and len(results(path)) == 4
+
+
+def test_limit_and_resumed_progress(tmp_path: Path, saver: SqliteSaver) -> None:
+    out = tmp_path / "run"
+    run_scripted(out, {"m": Script()}, saver, limit=2)
+    seen: list[tuple[int, int]] = []
+    run_scripted(out, {"m": Script()}, saver, progress=lambda d, t, s: seen.append((d, t)))
+    assert seen == [(2, 4), (3, 4), (4, 4)]
+    assert sorted(r["question_id"] for r in results(out / "results.jsonl")) == ["q1", "q2", "q3", "q4"]
+
+
+def test_a_second_writer_is_refused(tmp_path: Path, saver: SqliteSaver) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    with (out / "results.jsonl").open("ab") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(ResultsError, match="another run is writing"):
+            run_scripted(out, {"m": Script()}, saver)
+
+
+def test_a_corrupt_complete_line_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"type": "run"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(ResultsError, match="line 2 is not valid JSON"):
+        read_records(path)
+    with pytest.raises(ResultsError, match="no such file"):
+        read_records(tmp_path / "absent.jsonl")
+
+
+def test_a_corrupt_results_file_stops_the_run_and_releases_it(tmp_path: Path, saver: SqliteSaver) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "results.jsonl").write_text("garbage\n", encoding="utf-8")
+    with pytest.raises(ResultsError, match="line 1 is not valid JSON"):
+        run_scripted(out, {"m": Script()}, saver)
+    (out / "results.jsonl").write_text("", encoding="utf-8")
+    assert len(results(run_scripted(out, {"m": Script()}, saver))) == 4
