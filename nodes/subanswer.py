@@ -9,7 +9,6 @@ from nodes.generate import first_line
 from nodes.llm import LLMGateway
 from nodes.state import SubAnswer, SubQuestionState
 from prompts import reader
-from prompts.answer import is_no_answer
 
 
 class AnswerSubQuestion:
@@ -29,6 +28,6 @@ class AnswerSubQuestion:
             asked=state["sub_questions"][step],
             question=state["query"],
             answer=answer,
-            answered=not is_no_answer(answer),
+            answered=not reader.is_no_answer(answer),
         )
         return {"solved": [solved], "evidence": gathered, "step": step + 1, "usage": [reply.usage]}

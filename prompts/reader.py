@@ -12,7 +12,10 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from nodes.state import Evidence
+from prompts.answer import INSTRUCTION
 from prompts.passages import format_passages
+
+NO_ANSWER = "Insufficient information."
 
 SYSTEM = "You read numbered passages and answer about them. Use only what the passages say."
 
@@ -20,10 +23,7 @@ JUDGE_INSTRUCTION = (
     "Do these passages contain enough information to answer the question? Reply with Yes or No only."
 )
 
-ANSWER_INSTRUCTION = (
-    "Reply with the answer only: a name, date, number, yes/no, or short phrase - no full sentence. If the "
-    "passages do not contain the answer, reply: Insufficient information."
-)
+ANSWER_INSTRUCTION = f"{INSTRUCTION} If the passages do not contain the answer, reply: {NO_ANSWER}"
 
 
 def _messages(evidence: Sequence[Evidence], notes: str, question: str, instruction: str) -> list[BaseMessage]:
@@ -42,6 +42,12 @@ def judge_messages(evidence: Sequence[Evidence], question: str, notes: str = "")
 
 def answer_messages(evidence: Sequence[Evidence], question: str, notes: str = "") -> list[BaseMessage]:
     return _messages(evidence, notes, question, ANSWER_INSTRUCTION)
+
+
+def is_no_answer(answer: str) -> bool:
+    """True for an empty reply or the no-answer phrase (with or without its full stop)."""
+    text = answer.strip().lower()
+    return not text or text.startswith(NO_ANSWER.lower().rstrip("."))
 
 
 def is_yes(reply: str) -> bool:
