@@ -333,25 +333,36 @@ class IndexStore:
             manifest = Manifest.from_json((index_dir / "current" / _MANIFEST).read_text(encoding="utf-8"))
             return BuildResult(manifest, "unchanged", time.perf_counter() - started)
 
-        chunks: list[Chunk] = []
-        for done, doc in enumerate(docs, start=1):
-            chunks.extend(chunk_document(doc, embedder.token_spans, params.chunk_size, params.chunk_overlap))
-            report("chunk", done, len(docs))
-        if not chunks:
-            raise CorpusError(f"Corpus {corpus_path} produced no chunks: it holds no non-empty document.")
-
         build_dir = index_dir / "builds" / build_id
+        same_chunks = None
+        if not (build_dir / "chroma").exists():
+            same_chunks = self._same_chunk_part(name, digest, embedder.name, params)
+        chunks: list[Chunk] = []
+        if same_chunks is None:
+            for done, doc in enumerate(docs, start=1):
+                chunks.extend(
+                    chunk_document(doc, embedder.token_spans, params.chunk_size, params.chunk_overlap)
+                )
+                report("chunk", done, len(docs))
+            if not chunks:
+                raise CorpusError(f"Corpus {corpus_path} produced no chunks: it holds no non-empty document.")
+
         self._forget(name, build_id)  # a cached index of this folder would hold Chroma state from before
         build_dir.mkdir(parents=True, exist_ok=True)
         (build_dir / _INCOMPLETE).touch()
 
-        present = self._embed_missing(name, build_dir, chunks, embedder, report)
-
-        report("bm25", 0, len(chunks))
-        BM25Index([chunk.id for chunk in chunks], [chunk.indexed_text for chunk in chunks]).save(
-            build_dir / _BM25
-        )
-        report("bm25", len(chunks), len(chunks))
+        if same_chunks is not None:
+            self._copy_chunk_part(name, same_chunks, build_dir)
+            chunk_count, present = same_chunks.chunks, 0
+            report("copy-chunks", chunk_count, chunk_count)
+        else:
+            present = self._embed_missing(name, build_dir, chunks, embedder, report)
+            report("bm25", 0, len(chunks))
+            BM25Index([chunk.id for chunk in chunks], [chunk.indexed_text for chunk in chunks]).save(
+                build_dir / _BM25
+            )
+            report("bm25", len(chunks), len(chunks))
+            chunk_count = len(chunks)
 
         graph_info = None
         if sentence_graph is not None and nlp is not None:
@@ -369,7 +380,7 @@ class IndexStore:
             dimension=embedder.dimension,
             params=params,
             documents=len(docs),
-            chunks=len(chunks),
+            chunks=chunk_count,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             seconds=round(time.perf_counter() - started, 3),
             sentence_graph=graph_info,
@@ -412,6 +423,37 @@ class IndexStore:
                 done += len(batch)
                 report("embed", done, len(chunks))
         return len(present)
+
+    def _same_chunk_part(self, name: str, digest: str, model: str, params: IndexParams) -> Manifest | None:
+        """The current build of `name` if it chunked and embedded this same corpus the same way.
+
+        That is the case when a build only adds, drops or changes the sentence graph: its chunk part can
+        then be copied whole instead of being chunked, re-inserted into Chroma and re-indexed for BM25.
+        """
+        current = self._current_build(name)
+        if current is None:
+            return None
+        old_dir = self._index_dir(name) / "builds" / current
+        old = Manifest.from_json((old_dir / _MANIFEST).read_text(encoding="utf-8"))
+        return old if (old.corpus_hash, old.embedding_model, old.params) == (digest, model, params) else None
+
+    def _copy_chunk_part(self, name: str, source: Manifest, build_dir: Path) -> None:
+        """Copy the Chroma DB and BM25 file of the complete build `source` into `build_dir`, without its
+        sentences (a graph is rebuilt, or reused through the previous build's own files).
+
+        Complete builds are never written again, so their files can be copied while readers have them open.
+        The DB is copied aside and renamed into place, so an interruption never leaves a partial DB that a
+        resumed build would take for its own.
+        """
+        old_dir = self._index_dir(name) / "builds" / source.build_id
+        staging = build_dir / "chroma.copy"
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(old_dir / "chroma", staging)
+        with _chroma_client(staging) as client:
+            if SENTENCE_COLLECTION in {collection.name for collection in client.list_collections()}:
+                client.delete_collection(SENTENCE_COLLECTION)
+        os.replace(staging, build_dir / "chroma")
+        shutil.copyfile(old_dir / _BM25, build_dir / _BM25)
 
     def _build_sentence_graph(
         self,

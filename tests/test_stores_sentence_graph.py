@@ -415,3 +415,43 @@ def test_changes_reuse_unchanged_documents(store: IndexStore, minilm: MiniLM, sp
     assert len(graph) == 14 and result.manifest.sentence_graph.sentences == 14
     assert graph.edge("pierre#s1", "curie#s1")["EC"] == ("Paris",)
     assert set(graph.neighbors(["pierre#s0"], frozenset({"SA"}))) == {"pierre#s1"}
+
+
+def test_adding_and_dropping_the_graph_copies_the_chunk_part(
+    store: IndexStore, minilm: MiniLM, spacy_nlp: Any
+) -> None:
+    import chromadb
+
+    chunk_only = store.build("tiny", DOCS, minilm, SMALL).manifest
+    counting, stages = Counting(minilm), []
+    result = store.build(
+        "tiny",
+        DOCS,
+        counting,
+        SMALL,
+        lambda *event: stages.append(event),
+        sentence_graph=PARAMS,
+        nlp=spacy_nlp,
+    )
+    assert result.status == "built" and result.manifest.chunks == chunk_only.chunks
+    assert counting.texts == 12  # the sentences; no chunk is chunked, embedded or indexed again
+    assert ("copy-chunks", chunk_only.chunks, chunk_only.chunks) in stages
+    assert not {"chunk", "embed", "bm25"} & {stage for stage, _, _ in stages}
+    index = store.open("tiny", minilm)
+    assert index.search("Who discovered polonium?", k=1, mode="hybrid")[0].chunk.doc_id == "curie"
+    assert len(index.sentence_graph) == 12
+
+    counting = Counting(minilm)
+    again = store.build("tiny", DOCS, counting, SMALL)  # back to chunk-only: the graph goes, chunks stay
+    assert again.manifest.build_id == chunk_only.build_id and counting.texts == 0
+    client = chromadb.PersistentClient(
+        path=str(store.root / "tiny" / "current" / "chroma"),
+        settings=chromadb.config.Settings(anonymized_telemetry=False),
+    )
+    try:
+        assert [collection.name for collection in client.list_collections()] == ["chunks"]
+        assert client.get_collection("chunks").count() == chunk_only.chunks
+    finally:
+        client.close()
+    with pytest.raises(SentenceGraphMissingError):
+        _ = store.open("tiny", minilm).sentence_graph
