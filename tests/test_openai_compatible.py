@@ -202,6 +202,15 @@ def test_a_role_override_routes_only_that_role(
     assert unavailable_provider.base_url in gateway.model_for("planner").model_id  # unset roles: default
 
 
+def _provider_failure(remote: Settings) -> tuple[str, float]:
+    """Run the naive graph against a failing provider: the ProviderError's message and the seconds taken."""
+    graph = build_graph("naive", remote, checkpointer=False)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        graph.invoke({"question": QUESTION}, context=CONTEXT)
+    return str(info.value), time.monotonic() - started
+
+
 def test_an_unavailable_provider_fails_with_one_clear_error_after_its_retries(
     settings: Settings, sample_index: str, unavailable_provider: FakeProvider
 ) -> None:
@@ -211,13 +220,7 @@ def test_an_unavailable_provider_fails_with_one_clear_error_after_its_retries(
     LangChain), so max_retries=1 means exactly two requests.
     """
     remote = _remote(settings, base_url=unavailable_provider.base_url, max_retries=1, timeout=5)
-    graph = build_graph("naive", remote, checkpointer=False)
-    started = time.monotonic()
-    with pytest.raises(ProviderError) as info:
-        graph.invoke({"question": QUESTION}, context=CONTEXT)
-    elapsed = time.monotonic() - started
-
-    message = str(info.value)
+    message, elapsed = _provider_failure(remote)
     assert "'generator'" in message
     assert MODEL in message and unavailable_provider.base_url in message
     assert "503" in message
@@ -231,13 +234,7 @@ def test_a_hanging_provider_times_out_within_the_configured_timeout(
 ) -> None:
     """A server that never answers costs `timeout` seconds per attempt, not a hung run."""
     remote = _remote(settings, base_url=hanging_provider.base_url, max_retries=0, timeout=1)
-    graph = build_graph("naive", remote, checkpointer=False)
-    started = time.monotonic()
-    with pytest.raises(ProviderError) as info:
-        graph.invoke({"question": QUESTION}, context=CONTEXT)
-    elapsed = time.monotonic() - started
-
-    message = str(info.value)
+    message, elapsed = _provider_failure(remote)
     assert "timed out" in message.lower(), message
     assert "'generator'" in message and hanging_provider.base_url in message
     assert "timeout" in message  # the advice names the setting to raise
