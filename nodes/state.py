@@ -13,6 +13,8 @@ from typing import Annotated
 # pydantic, and so Studio's input and output forms, cannot read typing.TypedDict on Python 3.11
 from typing_extensions import TypedDict
 
+from stores.documents import Span
+
 
 class Evidence(TypedDict):
     """One retrieved passage, traceable to the corpus."""
@@ -44,6 +46,20 @@ class LLMUsage(TypedDict):
     completion_tokens: int
     seconds: float
     cache_hits: int
+
+
+def evidence_from(span: Span, score: float, hop: int) -> Evidence:
+    """Evidence for a retrieved chunk or sentence, keeping its corpus ids and character span."""
+    return Evidence(
+        id=span.id,
+        doc_id=span.doc_id,
+        title=span.title,
+        text=span.text,
+        score=round(float(score), 6),
+        char_start=span.char_start,
+        char_end=span.char_end,
+        hop=hop,
+    )
 
 
 def merge_evidence(existing: list[Evidence], new: list[Evidence]) -> list[Evidence]:

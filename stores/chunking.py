@@ -10,22 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from stores.documents import Document, Scalar
+from stores.documents import Document, Scalar, Span
 
 TokenSpans = Callable[[str], list[tuple[int, int]]]
 
 
 @dataclass(frozen=True)
-class Chunk:
-    """A window of a document: `text == document.text[char_start:char_end]`."""
+class Chunk(Span):
+    """A token window of a document, carrying the document's metadata (for filtered search)."""
 
-    id: str
-    doc_id: str
-    title: str
-    text: str
-    position: int
-    char_start: int
-    char_end: int
     metadata: dict[str, Scalar] = field(default_factory=dict)
 
     @property

@@ -35,6 +35,20 @@ _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#\r]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
+class Span:
+    """A piece of a document that retrieval returns (a chunk, a sentence): `text ==
+    document.text[char_start:char_end]`, so evidence always maps back to the exact corpus text."""
+
+    id: str
+    doc_id: str
+    title: str
+    text: str
+    position: int
+    char_start: int
+    char_end: int
+
+
+@dataclass(frozen=True)
 class Document:
     """One document of a user's corpus.
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from chromadb.api.models.Collection import Collection
 
-from stores.documents import Document
+from stores.documents import Document, Span
 from stores.errors import CorpusError, IndexNotFoundError
 from stores.protocols import Embedder, NLPDoc, NLPPipeline
 
@@ -92,17 +92,10 @@ class SentenceGraphParams:
 
 
 @dataclass(frozen=True)
-class Sentence:
-    """One node: `text == document.text[char_start:char_end]`; entities by display name, mention order;
-    key entities most important first."""
+class Sentence(Span):
+    """One node of the graph: entities by display name in mention order, key entities most important
+    first."""
 
-    id: str
-    doc_id: str
-    title: str
-    text: str
-    position: int
-    char_start: int
-    char_end: int
     entities: tuple[str, ...]
     key_entities: tuple[str, ...]
 
