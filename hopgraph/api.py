@@ -91,18 +91,23 @@ def index_corpus(
     name: str,
     settings: Settings | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-    method: str = "naive",
+    method: str | None = None,
 ) -> BuildResult:
     """Build (or resume, or confirm unchanged) the index NAME from a corpus path or documents.
 
     `method` adds what that method retrieves from beyond chunks (ChainRAG: the sentence graph), so one
-    index serves the method and its baselines.
+    index serves the method and its baselines. Without one, a rebuild keeps what the current build of NAME
+    has: re-indexing an edited corpus must not silently drop the sentence graph ChainRAG runs on.
     """
     settings = settings or Settings()
     services = services_for(settings)
     params = IndexParams(chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
-    builder(method)  # an unknown method is an error here too, not a silently chunk-only index
-    graph = SentenceGraphParams() if method in SENTENCE_GRAPH_METHODS else None
+    graph: SentenceGraphParams | None = None
+    if method is not None:
+        builder(method)  # an unknown method is an error here too, not a silently chunk-only index
+        graph = SentenceGraphParams() if method in SENTENCE_GRAPH_METHODS else None
+    elif (current := services.indexes.store.current_manifest(name)) and current.sentence_graph:
+        graph = current.sentence_graph.params
     return services.indexes.store.build(
         name,
         path,

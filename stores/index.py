@@ -329,9 +329,9 @@ class IndexStore:
         _check_unique(docs)
         digest = corpus_hash(docs)
         build_id = _build_id(digest, embedder.name, params, graph_key)
-        if self._current_build(name) == build_id:
-            manifest = Manifest.from_json((index_dir / "current" / _MANIFEST).read_text(encoding="utf-8"))
-            return BuildResult(manifest, "unchanged", time.perf_counter() - started)
+        current = self.current_manifest(name)
+        if current is not None and current.build_id == build_id:
+            return BuildResult(current, "unchanged", time.perf_counter() - started)
 
         build_dir = index_dir / "builds" / build_id
         same_chunks = None
@@ -430,11 +430,9 @@ class IndexStore:
         That is the case when a build only adds, drops or changes the sentence graph: its chunk part can
         then be copied whole instead of being chunked, re-inserted into Chroma and re-indexed for BM25.
         """
-        current = self._current_build(name)
-        if current is None:
+        old = self.current_manifest(name)
+        if old is None:
             return None
-        old_dir = self._index_dir(name) / "builds" / current
-        old = Manifest.from_json((old_dir / _MANIFEST).read_text(encoding="utf-8"))
         return old if (old.corpus_hash, old.embedding_model, old.params) == (digest, model, params) else None
 
     def _copy_chunk_part(self, name: str, source: Manifest, build_dir: Path) -> None:
@@ -471,16 +469,14 @@ class IndexStore:
         sentences of unchanged documents are reused rather than parsed and embedded again.
         """
         previous = None
-        current = self._current_build(name)
-        if current is not None:
-            old_dir = self._index_dir(name) / "builds" / current
-            old = Manifest.from_json((old_dir / _MANIFEST).read_text(encoding="utf-8"))
-            if (
-                old.sentence_graph is not None
-                and old.sentence_graph.nlp == pipeline_identity(nlp)
-                and old.embedding_model == embedder.name
-            ):
-                previous = old_dir / SENTENCES_DIR
+        old = self.current_manifest(name)
+        if (
+            old is not None
+            and old.sentence_graph is not None
+            and old.sentence_graph.nlp == pipeline_identity(nlp)
+            and old.embedding_model == embedder.name
+        ):
+            previous = self._index_dir(name) / "builds" / old.build_id / SENTENCES_DIR
         with _chroma_client(build_dir / "chroma") as client:
             collection = client.get_or_create_collection(
                 SENTENCE_COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
@@ -491,13 +487,10 @@ class IndexStore:
 
     def _previous_vectors(self, name: str, embedder: Embedder, chunks: list[Chunk]) -> dict[str, np.ndarray]:
         """Vectors of `chunks` in the current build of `name` whose embedded text is unchanged."""
-        current = self._current_build(name)
-        if current is None or not chunks:
+        old_manifest = self.current_manifest(name)
+        if old_manifest is None or not chunks or old_manifest.embedding_model != embedder.name:
             return {}
-        old_dir = self._index_dir(name) / "builds" / current
-        old_manifest = Manifest.from_json((old_dir / _MANIFEST).read_text(encoding="utf-8"))
-        if old_manifest.embedding_model != embedder.name:
-            return {}
+        old_dir = self._index_dir(name) / "builds" / old_manifest.build_id
         wanted = {chunk.id: chunk for chunk in chunks}
         vectors: dict[str, np.ndarray] = {}
         with _chroma_client(old_dir / "chroma") as client:
@@ -513,15 +506,15 @@ class IndexStore:
 
     def open(self, name: str, embedder: Embedder) -> ChunkIndex:
         """The current build of `name`, opened once per process and shared."""
-        build_id = self._current_build(name)
-        if build_id is None:
+        manifest = self.current_manifest(name)
+        if manifest is None:
             existing = ", ".join(repr(m.name) for m in self.list()) or "none"
             raise IndexNotFoundError(
                 f"No index named {name!r} under {self.root} (existing indexes: {existing}). "
                 f"Build it with `hopgraph index PATH --name {name}`."
             )
+        build_id = manifest.build_id
         build_dir = self._index_dir(name) / "builds" / build_id
-        manifest = Manifest.from_json((build_dir / _MANIFEST).read_text(encoding="utf-8"))
         if manifest.embedding_model != embedder.name:
             raise IndexMismatchError(
                 f"Index {name!r} was built with embedding model {manifest.embedding_model!r}, but the "
@@ -538,12 +531,16 @@ class IndexStore:
         """Manifests of every complete index, by name."""
         if not self.root.is_dir():
             return []
-        manifests = []
-        for index_dir in sorted(self.root.iterdir()):
-            if _NAME.fullmatch(index_dir.name) and self._current_build(index_dir.name):
-                text = (index_dir / "current" / _MANIFEST).read_text(encoding="utf-8")
-                manifests.append(Manifest.from_json(text))
-        return manifests
+        names = (d.name for d in sorted(self.root.iterdir()) if _NAME.fullmatch(d.name))
+        return [manifest for manifest in map(self.current_manifest, names) if manifest is not None]
+
+    def current_manifest(self, name: str) -> Manifest | None:
+        """The manifest of the build `name` currently serves, or None when it has no complete build."""
+        build_id = self._current_build(name)
+        if build_id is None:
+            return None
+        path = self._index_dir(name) / "builds" / build_id / _MANIFEST
+        return Manifest.from_json(path.read_text(encoding="utf-8"))
 
     def exists(self, name: str) -> bool:
         """Whether `name` has a complete build to query."""

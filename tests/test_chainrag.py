@@ -58,6 +58,28 @@ def jaws_index(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
     return "jaws"
 
 
+def test_reindexing_without_a_method_keeps_the_sentence_graph(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    path = tmp_path_factory.mktemp("keep") / "docs.jsonl"
+    path.write_text("".join(json.dumps(doc) + "\n" for doc in DOCS[1:]))
+    built = index_corpus(path, "keep-graph", settings, method="chainrag")
+    assert built.manifest.sentence_graph is not None
+
+    again = index_corpus(path, "keep-graph", settings)  # what `hopgraph index PATH --name N` does
+    assert again.status == "unchanged"
+    assert again.manifest.sentence_graph == built.manifest.sentence_graph
+
+    path.write_text(path.read_text() + json.dumps(DOCS[0]) + "\n")  # the corpus grows: a new build
+    grown = index_corpus(path, "keep-graph", settings)
+    assert grown.status != "unchanged" and grown.manifest.documents == 3
+    assert grown.manifest.sentence_graph is not None
+    assert grown.manifest.sentence_graph.sentences > built.manifest.sentence_graph.sentences
+
+    dropped = index_corpus(path, "keep-graph", settings, method="naive")  # asked for explicitly
+    assert dropped.manifest.sentence_graph is None
+
+
 def script(judge: list[str]) -> Any:
     """Replies by prompt kind: decomposition, rewrite, judge verdicts in order, then short answers."""
     verdicts = iter(judge)
