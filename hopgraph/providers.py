@@ -125,7 +125,7 @@ class CrossEncoderReranker:
 
         self._model = CrossEncoder(model, device="cpu")
 
-    def score(self, query: str, passages: list[str]) -> list[float]:
+    def score(self, query: str, passages: list[str], vectors: np.ndarray | None = None) -> list[float]:
         if not passages:
             return []
         return [
@@ -141,7 +141,7 @@ class FlagRerankerAdapter:
 
         self._model = FlagReranker(model, use_fp16=False, devices="cpu")
 
-    def score(self, query: str, passages: list[str]) -> list[float]:
+    def score(self, query: str, passages: list[str], vectors: np.ndarray | None = None) -> list[float]:
         if not passages:
             return []
         scores = self._model.compute_score([[query, p] for p in passages])
@@ -158,11 +158,12 @@ class EmbeddingSimilarityReranker:
     def __init__(self, embedder: SentenceTransformerEmbedder | FlagEmbedder) -> None:
         self._embedder = embedder
 
-    def score(self, query: str, passages: list[str]) -> list[float]:
+    def score(self, query: str, passages: list[str], vectors: np.ndarray | None = None) -> list[float]:
         if not passages:
             return []
-        vectors = self._embedder.embed([query, *passages])
-        return [float(s) for s in vectors[1:] @ vectors[0]]
+        if vectors is None:
+            vectors = self._embedder.embed(passages)
+        return [float(s) for s in vectors @ self._embedder.embed([query])[0]]
 
 
 class BoundIndexes:

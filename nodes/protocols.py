@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import numpy as np
+
 from nodes.llm import LLMGateway
 from stores.index import ChunkIndex
 from stores.protocols import Embedder
@@ -16,9 +18,14 @@ class IndexProvider(Protocol):
 
 
 class Reranker(Protocol):
-    """Scores (query, passage) pairs; higher is more relevant."""
+    """Scores (query, passage) pairs; higher is more relevant.
 
-    def score(self, query: str, passages: list[str]) -> list[float]: ...
+    `vectors` are the passages' stored embeddings (rows L2-normalised, by the index's embedder) when the
+    caller has them: a reranker that works from embeddings scores with those instead of embedding the
+    passages again; a cross-encoder reads the text and ignores them.
+    """
+
+    def score(self, query: str, passages: list[str], vectors: np.ndarray | None = None) -> list[float]: ...
 
 
 class GraphServices(Protocol):

@@ -9,19 +9,13 @@ orders), best first by similarity to the sub-question, until the word limit. Wit
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from langgraph.runtime import Runtime
 
 from nodes.context import ChainRAGContext, context_of
 from nodes.protocols import IndexProvider, Reranker
-from nodes.retrieve import hit_to_evidence
-from nodes.state import Evidence, SubQuestionState
+from nodes.state import Evidence, SubQuestionState, evidence_from
 from stores.protocols import Embedder
-
-if TYPE_CHECKING:
-    from stores.sentence_graph import Sentence
 
 STOP_SUFFICIENT, STOP_WORD_LIMIT, STOP_EXHAUSTED, STOP_NO_GRAPH = (
     "sufficient",
@@ -29,19 +23,6 @@ STOP_SUFFICIENT, STOP_WORD_LIMIT, STOP_EXHAUSTED, STOP_NO_GRAPH = (
     "exhausted",
     "no_graph",
 )
-
-
-def sentence_evidence(sentence: Sentence, score: float, hop: int) -> Evidence:
-    return Evidence(
-        id=sentence.id,
-        doc_id=sentence.doc_id,
-        title=sentence.title,
-        text=sentence.text,
-        score=round(float(score), 6),
-        char_start=sentence.char_start,
-        char_end=sentence.char_end,
-        hop=hop,
-    )
 
 
 def word_count(evidence: list[Evidence]) -> int:
@@ -64,12 +45,14 @@ class SeedSentences:
         index = self.indexes.open(ctx.index)
         if not ctx.use_graph:
             hits = index.search(state["query"], ctx.top_k, mode=ctx.retrieval_mode)
-            return {"gathered": [hit_to_evidence(hit, hop) for hit in hits], "stop": STOP_NO_GRAPH}
+            gathered = [evidence_from(hit.chunk, hit.score, hop) for hit in hits]
+            return {"gathered": gathered, "stop": STOP_NO_GRAPH}
         graph = index.sentence_graph
-        candidates = graph.sentences([sid for sid, _ in graph.candidates(state["query"], ctx.candidates)])
-        scores = self.reranker.score(state["query"], [s.text for s in candidates])
+        ids = [sentence_id for sentence_id, _ in graph.candidates(state["query"], ctx.candidates)]
+        candidates = graph.sentences(ids)
+        scores = self.reranker.score(state["query"], [s.text for s in candidates], graph.embeddings(ids))
         best = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)[: ctx.top_k]
-        return {"gathered": [sentence_evidence(candidates[i], score, hop) for score, i in best]}
+        return {"gathered": [evidence_from(candidates[i], score, hop) for score, i in best]}
 
 
 class ExpandSentences:
@@ -92,5 +75,5 @@ class ExpandSentences:
             if words + len(sentence.text.split()) > ctx.word_limit:
                 return {"gathered": gathered, "expansions": expansions, "stop": STOP_WORD_LIMIT}
             words += len(sentence.text.split())
-            gathered.append(sentence_evidence(sentence, float(similarity[i]), hop))
+            gathered.append(evidence_from(sentence, float(similarity[i]), hop))
         return {"gathered": gathered, "expansions": expansions, "stop": ""}

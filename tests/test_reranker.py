@@ -21,6 +21,7 @@ from hopgraph.providers import (
     FlagRerankerAdapter,
     Services,
 )
+from tests.embedders import Counting, minilm
 
 QUERY = "Which volcano erupted in 1980?"
 PASSAGES = [
@@ -83,6 +84,16 @@ def test_without_a_cross_encoder_the_default_ranks_by_embedding_similarity(tmp_p
     assert isinstance(reranker, EmbeddingSimilarityReranker)
     scores = reranker.score(QUERY, PASSAGES)
     assert max(range(3), key=scores.__getitem__) == 0
+
+
+def test_the_default_scores_stored_vectors_without_embedding_the_passages_again() -> None:
+    embedder = Counting(minilm())
+    reranker = EmbeddingSimilarityReranker(embedder)  # type: ignore[arg-type]
+    fresh = reranker.score(QUERY, PASSAGES)
+    assert embedder.texts == 1 + len(PASSAGES)
+    stored = minilm().embed(PASSAGES)  # what a sentence graph holds for these passages
+    assert reranker.score(QUERY, PASSAGES, stored) == pytest.approx(fresh, abs=1e-5)
+    assert embedder.texts == 1 + len(PASSAGES) + 1  # only the query this time
 
 
 def test_a_reranker_that_cannot_load_names_the_setting(tmp_path: Path) -> None:
