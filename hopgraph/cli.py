@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from hopgraph.cli_eval import register as register_eval_commands
@@ -41,7 +42,7 @@ def _progress() -> Progress:
     )
 
 
-def _index(path: Path | str, name: str, settings: Settings, method: str = "naive") -> None:
+def _index(path: Path | str, name: str, settings: Settings, method: str | None = None) -> None:
     from hopgraph.api import index_corpus
 
     with _progress() as bar:
@@ -72,8 +73,12 @@ def index(
         int | None, typer.Option(help="Tokens shared by neighbours (default 32)")
     ] = None,
     method: Annotated[
-        str, typer.Option(help="Also build what this method retrieves from (chainrag: the sentence graph)")
-    ] = "naive",
+        str | None,
+        typer.Option(
+            help="Also build what this method retrieves from (chainrag: the sentence graph); "
+            "default: keep what the index has"
+        ),
+    ] = None,
 ) -> None:
     """Build an index of your corpus (atomic; resumes if interrupted; unchanged corpus is a no-op)."""
     overrides = {k: v for k, v in {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap}.items() if v}
@@ -108,15 +113,22 @@ def ask(
     top_k: Annotated[int | None, typer.Option("--k", help="Passages per retrieval")] = None,
     mode: Annotated[str | None, typer.Option("--mode", help="dense | bm25 | hybrid")] = None,
     thread_id: Annotated[str | None, typer.Option("--thread-id", help="Resume/name this run")] = None,
+    options: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="KEY=VALUE run parameter, e.g. word_limit=300 or integration=contexts"),
+    ] = None,
 ) -> None:
     """Answer a question, streaming each node's update as it happens; the run is checkpointed."""
     from hopgraph.api import build_graph
+    from hopgraph.options import parse_assignments, typed_options
 
     graph = build_graph(method, Settings())
     schema = graph.builder.context_schema
     known = {f.name for f in fields(schema)}
     asked = {"index": index, "top_k": top_k, "retrieval_mode": mode}
-    context = schema(**{k: v for k, v in asked.items() if v is not None and k in known})
+    chosen = {k: v for k, v in asked.items() if v is not None and k in known}
+    chosen |= typed_options(schema, parse_assignments(options or [], "--set"), "--set")
+    context = schema(**chosen)
     thread_id = thread_id or f"{method}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     config = {"configurable": {"thread_id": thread_id}, "metadata": {"method": method, "index": index}}
     console.print(f"[dim]thread {thread_id} · method {method} · index {index}[/]")
@@ -194,7 +206,7 @@ def demo(
 ) -> None:
     """Index the bundled sample corpus and answer a multi-hop question over it with NaiveRAG."""
     _index(SAMPLE_CORPUS, "sample", Settings())
-    ask(question, index="sample", method="naive", top_k=None, mode=None, thread_id=None)
+    ask(question, index="sample", method="naive", top_k=None, mode=None, thread_id=None, options=None)
 
 
 register_eval_commands(app)
@@ -204,7 +216,8 @@ def main() -> None:
     try:
         app()
     except HopgraphError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        # unwrapped and unstyled: the message names files and values a user may copy from it
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: finished work is saved; re-run the same command to continue")

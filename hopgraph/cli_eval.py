@@ -79,19 +79,33 @@ def eval_command(
     dataset: Annotated[DatasetName, typer.Option(help="Benchmark")],
     data: Annotated[Path, typer.Option(help="The dataset's folder (or its questions file)")],
     out: Annotated[Path, typer.Option(help="Run folder: results.jsonl, report.md, plots; re-run to resume")],
-    methods: Annotated[str, typer.Option(help="Comma-separated methods (see `hopgraph methods`)")] = "naive",
+    methods: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated methods (see `hopgraph methods`) or variants METHOD+KEY=VALUE, "
+            "e.g. naive,chainrag,chainrag+integration=contexts,chainrag+ec_edges=false"
+        ),
+    ] = "naive",
     limit: Annotated[int | None, typer.Option(help="Evaluate the first N questions")] = None,
     concurrency: Annotated[int, typer.Option(help="Questions in flight at once")] = 1,
     top_k: Annotated[int | None, typer.Option("--k", help="Passages per retrieval")] = None,
     mode: Annotated[RetrievalMode | None, typer.Option("--mode", help="Retrieval mode")] = None,
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="LLM response cache")] = True,
+    options: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="KEY=VALUE run parameter for every method that has it, e.g. word_limit=300"
+        ),
+    ] = None,
 ) -> None:
     """Run methods on a benchmark with progress; writes results.jsonl, report.md and plots to --out."""
     from hopgraph.evaluate import evaluate
+    from hopgraph.options import parse_assignments
 
     names = [m.strip() for m in methods.split(",") if m.strip()]
     asked = {"top_k": top_k, "retrieval_mode": mode}
     context: dict[str, Any] = {k: v for k, v in asked.items() if v is not None}
+    context.update(parse_assignments(options or [], "--set"))
     display = _EvalProgress()
     with display.bar:
         report = evaluate(

@@ -15,14 +15,18 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
 
 from evals.datasets import Benchmark, DatasetName, load_benchmark
 from evals.report import write_report
 from evals.runner import ProgressFn, recorded_run_name, run
 from graphs.registry import SENTENCE_GRAPH_METHODS
 from hopgraph.api import build_graph, index_corpus
+from hopgraph.options import MethodVariant, parse_methods, typed_options
 from hopgraph.providers import ConfigError
 from hopgraph.settings import Settings
 from stores.index import BuildResult
@@ -62,6 +66,33 @@ def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
     return public
 
 
+def _variant_contexts(
+    variants: Sequence[MethodVariant], graphs: Mapping[str, CompiledStateGraph], shared: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Each variant's options: the shared ones its method declares, then the variant's own.
+
+    A shared option no method declares is a typo, and an error; one only some declare (word_limit with
+    naive and chainrag) goes to those that do.
+    """
+    schemas = {v.label: graphs[v.method].builder.context_schema for v in variants}
+    declared = {f.name for schema in schemas.values() for f in fields(schema)}
+    unknown = sorted(set(shared) - declared)
+    if unknown:
+        raise ConfigError(
+            f"option {', '.join(unknown)} is not a parameter of any method in this run; "
+            f"they take: {', '.join(sorted(declared))}."
+        )
+    contexts = {}
+    for v in variants:
+        names = {f.name for f in fields(schemas[v.label])}
+        mine = {k: value for k, value in shared.items() if k in names}
+        contexts[v.label] = {
+            **typed_options(schemas[v.label], mine, "option"),
+            **typed_options(schemas[v.label], v.options, f"--methods entry {v.label!r}"),
+        }
+    return contexts
+
+
 def evaluate(
     dataset: DatasetName,
     data_path: str | Path,
@@ -78,32 +109,36 @@ def evaluate(
 ) -> Path:
     """Run `methods` on the first `limit` questions of `dataset`, then write report.md (returned) and plots.
 
-    `context` holds runtime options given to every method that takes them (top_k, retrieval_mode ...).
+    `methods` are method names or variants (`chainrag+integration=contexts`, see hopgraph.options);
+    `context` holds runtime options given to every method that takes them (top_k, word_limit ...), as
+    values or as text to convert to each method's declared type.
     Re-running with the same `out_dir` resumes: the run name (and so every question's thread id) is the
     one recorded by the first run there; a fresh folder gets a new random suffix so it never picks up
     threads a deleted folder of the same name left in the checkpoint store.
     """
-    if not methods:
-        raise ConfigError("No methods to evaluate: name at least one, e.g. --methods naive.")
+    variants = parse_methods(",".join(methods))
     settings = settings or Settings()
     if cache:
         settings = settings.model_copy(update={"llm_cache": True})
     out_dir = Path(out_dir)
+    # Graphs and options first: a typo should fail before minutes of loading and indexing, not after.
+    compiled = {v.method: build_graph(v.method, settings) for v in variants}
+    contexts = _variant_contexts(variants, compiled, context or {})
     benchmark = load_benchmark(dataset, data_path, limit)
-    # Graphs first: an unknown method should fail before minutes of indexing, not after.
-    graphs = {m: build_graph(m, settings) for m in methods}
     name = index_name(benchmark)
     # one index serves every method of the run: with the sentence graph when any method retrieves from it
-    needs_graph = next((m for m in methods if m in SENTENCE_GRAPH_METHODS), "naive")
+    # (and, without one, whatever the index already has, so a baseline run never drops a built graph)
+    needs_graph = next((v.method for v in variants if v.method in SENTENCE_GRAPH_METHODS), None)
     built = index_corpus(benchmark.corpus, name, settings, progress=index_progress, method=needs_graph)
+    graph_of = {v.label: compiled[v.method] for v in variants}
     run(
         benchmark,
-        methods,
-        graphs.__getitem__,
+        [v.label for v in variants],
+        graph_of.__getitem__,
         index=name,
         out_dir=out_dir,
         run_name=recorded_run_name(out_dir) or f"{out_dir.name}-{secrets.token_hex(3)}",
-        context={m: dict(context or {}) for m in methods},
+        context=contexts,
         concurrency=concurrency,
         limit=limit,
         progress=progress,

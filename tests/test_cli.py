@@ -55,8 +55,37 @@ def test_ask_streams_each_node_and_history_replays_the_saved_run(
         (["ask", "anything?", "--method", "nonesuch"], ["nonesuch", "naive"]),
         (["history", "no-such-thread"], ["no-such-thread", "hopgraph ask"]),
         (["index", "/does/not/exist", "--name", "x"], ["/does/not/exist"]),
+        (["ask", "q?", "--method", "chainrag", "--set", "word_limit=lots"], ["word_limit", "integer"]),
+        (["ask", "q?", "--set", "word_limit=300"], ["word_limit", "RetrievalContext", "top_k"]),
+        (
+            [
+                "eval",
+                "--dataset",
+                "hotpotqa",
+                "--data",
+                "x",
+                "--out",
+                "o",
+                "--methods",
+                "chainrag+rewrite=maybe",
+            ],
+            ["chainrag+rewrite=maybe", "true or false"],
+        ),
+        (
+            ["eval", "--dataset", "hotpotqa", "--data", "x", "--out", "o", "--set", "widht=3"],
+            ["widht", "top_k"],
+        ),
     ],
-    ids=["missing-index", "unknown-method", "unknown-thread", "missing-path"],
+    ids=[
+        "missing-index",
+        "unknown-method",
+        "unknown-thread",
+        "missing-path",
+        "mistyped-option",
+        "option-the-method-lacks",
+        "mistyped-variant",
+        "unknown-eval-option",
+    ],
 )
 def test_bad_input_exits_2_with_a_message_naming_it(
     cli_env: dict[str, str], args: list[str], expected: list[str]
