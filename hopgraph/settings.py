@@ -61,7 +61,9 @@ class Settings(BaseSettings):
 
     local_model_path: Path | None = None
     """A GGUF to use instead of the embedded one."""
-    local_n_ctx: int = 4096
+    local_n_ctx: int = 8192
+    """Context window of the local model: ChainRAG's paper word limit (3000 words, about 4,000 tokens)
+    plus its instructions must fit; KV memory is about 28 KB per token for the embedded 1.5B model."""
     local_n_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
 
     embedding_model: str = "all-MiniLM-L6-v2"
