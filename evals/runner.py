@@ -93,9 +93,7 @@ def latest_results(records: Iterable[Record]) -> dict[ResultKey, Record]:
 
     Earlier lines of a key can only be failures, since a question with a successful line is never re-run.
     """
-    return {
-        (r["dataset"], r["method"], r["question_id"]): r for r in records if r.get("type") == "result"
-    }
+    return {(r["dataset"], r["method"], r["question_id"]): r for r in records if r.get("type") == "result"}
 
 
 def recorded_run_name(out_dir: str | Path) -> str | None:

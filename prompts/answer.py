@@ -27,10 +27,8 @@ INSTRUCTION = (
 )
 
 
-
 def messages(question: str, evidence: Sequence[Evidence]) -> list[BaseMessage]:
     return [
         SystemMessage(SYSTEM),
         HumanMessage(f"Passages:\n{format_passages(evidence)}\n\nQuestion: {question}\n{INSTRUCTION}"),
     ]
-

@@ -173,9 +173,7 @@ def saver(tmp_path: Path) -> Iterator[SqliteSaver]:
     conn.close()
 
 
-def run_scripted(
-    out_dir: Path, scripts: dict[str, Script], saver: SqliteSaver | None, **kw: Any
-) -> Path:
+def run_scripted(out_dir: Path, scripts: dict[str, Script], saver: SqliteSaver | None, **kw: Any) -> Path:
     """Run the toy benchmark with one scripted graph per method name."""
     kw.setdefault("context", {m: {"top_k": 3, "width": 9} for m in scripts})
     return run(
@@ -249,11 +247,19 @@ def test_run_writes_a_run_line_then_one_result_per_method_and_question(
         ("d2", 0, 29, 2),
     ]
     assert q1["gold_evidence"][0] == {
-        "doc_id": "d1", "title": "D1", "text": G1.text, "char_start": 0, "char_end": 31
+        "doc_id": "d1",
+        "title": "D1",
+        "text": G1.text,
+        "char_start": 0,
+        "char_end": 31,
     }
     assert q1["metrics"]["recall@2"] == 0.5 and q1["metrics"]["hops_used"] == 2
     assert q1["llm"] == {
-        "calls": 1, "prompt_tokens": 100, "cached_tokens": 40, "completion_tokens": 3, "cache_hits": 0,
+        "calls": 1,
+        "prompt_tokens": 100,
+        "cached_tokens": 40,
+        "completion_tokens": 3,
+        "cache_hits": 0,
         "seconds": 0.5,
     }
     assert q1["thread_id"] == "toyrun:one:q1" and q1["seconds"] >= 0
