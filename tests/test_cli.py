@@ -32,7 +32,8 @@ def test_ask_streams_each_node_and_history_replays_the_saved_run(
     cli_env: dict[str, str], sample_index: str
 ) -> None:
     question = "Which electric pickup did Elon Musk say is safer for pedestrians?"
-    asked = run(["ask", question, "--index", sample_index, "--k", "3", "--thread-id", "cli-run-1"], cli_env)
+    args = ["ask", question, "--index", sample_index, "--k", "3", "--set", "retrieval_mode=bm25"]
+    asked = run([*args, "--thread-id", "cli-run-1"], cli_env)
     assert asked.returncode == 0, asked.stderr
     out = asked.stdout
     assert out.index("retrieve") < out.index("generate") < out.index("Answer:")
