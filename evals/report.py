@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 from evals.metrics import macro_by_hop
 from evals.plots import F1_VS_CALLS, HOP_CURVES, HopTables, write_plots
@@ -132,20 +133,30 @@ def _paired_section(answered: Mapping[str, list[Record]]) -> list[str]:
 
 
 def _settings_section(runs: Sequence[Record]) -> list[str]:
+    """Every start in the folder, and each method's context as it last ran (later starts may add
+    methods, e.g. ablations run on fewer questions beside the main comparison)."""
     last = runs[-1]
+    contexts: dict[str, Any] = {}
+    for run in runs:
+        contexts.update(run["context"])
+    starts = [
+        f"- `{run['run_name']}` {run['started_at']}: {run['questions']} questions (limit "
+        f"{run['limit'] or 'none'}), methods {', '.join(run['methods'])}, concurrency {run['concurrency']}"
+        for run in runs
+    ]
     lines = [
-        f"Last run: `{last['run_name']}` started {last['started_at']}, {len(runs)} start(s) in this folder;"
-        f" {last['questions']} questions (limit {last['limit'] or 'none'}),"
-        f" methods {', '.join(last['methods'])}, index `{last['index']}`, concurrency {last['concurrency']}.",
+        f"{len(runs)} start(s) in this folder, index `{last['index']}`:",
         "",
-        "Runtime context per method:",
+        *starts,
+        "",
+        "Runtime context per method (as it last ran):",
         "",
         "```json",
-        json.dumps(last["context"], indent=2, ensure_ascii=False),
+        json.dumps(contexts, indent=2, ensure_ascii=False),
         "```",
     ]
     if last["settings"]:
-        lines += ["", "Models and settings:", "", "```json"]
+        lines += ["", "Models and settings (last start):", "", "```json"]
         lines += [json.dumps(last["settings"], indent=2, ensure_ascii=False, sort_keys=True), "```"]
     return lines
 

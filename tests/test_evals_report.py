@@ -146,3 +146,18 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
     again = CliRunner().invoke(app, args, env=env)  # everything is done: nothing re-runs
     assert again.exit_code == 0, again.output
     assert len([r for r in read_records(out / "results.jsonl") if r["type"] == "result"]) == 3
+
+
+def test_a_later_start_with_other_methods_keeps_every_method_in_the_report(
+    tmp_path: Path, saver: SqliteSaver  # noqa: F811
+) -> None:
+    """Ablations run later on fewer questions, into the folder of the main comparison."""
+    out = tmp_path / "run"
+    run_scripted(out, {"one": Script()}, saver)
+    run_scripted(out, {"one": Script(), "two": Script()}, saver, limit=2, context={"two": {"top_k": 1}})
+    text = write_report(out).read_text(encoding="utf-8")
+    answers = section(text, "Answers and cost per question")
+    assert "| one | 4 | 0 |" in answers and "| two | 2 | 0 |" in answers
+    settings = section(text, "Settings")
+    assert "2 start(s)" in settings and "methods one, two" in settings and "(limit 2)" in settings
+    assert '"one": {' in settings and '"two": {' in settings
