@@ -62,9 +62,10 @@ def _metric(records: Sequence[Record], key: str) -> list[float | None]:
 
 
 def _method_order(runs: Sequence[Record], methods: Iterable[str]) -> list[str]:
-    """Methods in the order the runs listed them (latest run's order first), then any others as seen."""
+    """Methods in the order the runs first listed them (the main comparison before methods a later start
+    added, such as ablations), then any others by name."""
     order: list[str] = []
-    for run in reversed(runs):
+    for run in runs:
         order += [m for m in run["methods"] if m not in order]
     return order + sorted(set(methods) - set(order))
 

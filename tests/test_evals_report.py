@@ -158,6 +158,7 @@ def test_a_later_start_with_other_methods_keeps_every_method_in_the_report(
     text = write_report(out).read_text(encoding="utf-8")
     answers = section(text, "Answers and cost per question")
     assert "| one | 4 | 0 |" in answers and "| two | 2 | 0 |" in answers
+    assert answers.index("| one |") < answers.index("| two |")  # the first start's methods come first
     settings = section(text, "Settings")
     assert "2 start(s)" in settings and "methods one, two" in settings and "(limit 2)" in settings
     assert '"one": {' in settings and '"two": {' in settings
