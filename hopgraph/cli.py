@@ -115,7 +115,11 @@ def ask(
     thread_id: Annotated[str | None, typer.Option("--thread-id", help="Resume/name this run")] = None,
     options: Annotated[
         list[str] | None,
-        typer.Option("--set", help="KEY=VALUE run parameter, e.g. word_limit=300 or integration=contexts"),
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="KEY=VALUE run parameter, e.g. word_limit=300 or integration=contexts",
+        ),
     ] = None,
 ) -> None:
     """Answer a question, streaming each node's update as it happens; the run is checkpointed."""

@@ -94,7 +94,9 @@ def eval_command(
     options: Annotated[
         list[str] | None,
         typer.Option(
-            "--set", help="KEY=VALUE run parameter for every method that has it, e.g. word_limit=300"
+            "--set",
+            metavar="KEY=VALUE",
+            help="KEY=VALUE run parameter for every method that has it, e.g. word_limit=300",
         ),
     ] = None,
 ) -> None:
