@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from hopgraph.cli_eval import RunParameters
 from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.settings import Settings
 from stores.errors import HopgraphError
@@ -113,14 +114,7 @@ def ask(
     top_k: Annotated[int | None, typer.Option("--k", help="Passages per retrieval")] = None,
     mode: Annotated[str | None, typer.Option("--mode", help="dense | bm25 | hybrid")] = None,
     thread_id: Annotated[str | None, typer.Option("--thread-id", help="Resume/name this run")] = None,
-    options: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="KEY=VALUE",
-            help="KEY=VALUE run parameter, e.g. word_limit=300 or integration=contexts",
-        ),
-    ] = None,
+    options: RunParameters = None,
 ) -> None:
     """Answer a question, streaming each node's update as it happens; the run is checkpointed."""
     from hopgraph.api import build_graph

@@ -30,6 +30,16 @@ from nodes.context import RetrievalMode
 console = Console()
 err = Console(stderr=True)
 
+# `--set KEY=VALUE`, repeatable: run parameters typed by each method's context_schema (hopgraph.options)
+RunParameters = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Run parameter for every method that has it, e.g. word_limit=300 or integration=contexts",
+    ),
+]
+
 
 def _scores_text(scores: Mapping[str, MethodScore]) -> str:
     parts = []
@@ -91,14 +101,7 @@ def eval_command(
     top_k: Annotated[int | None, typer.Option("--k", help="Passages per retrieval")] = None,
     mode: Annotated[RetrievalMode | None, typer.Option("--mode", help="Retrieval mode")] = None,
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="LLM response cache")] = True,
-    options: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="KEY=VALUE",
-            help="KEY=VALUE run parameter for every method that has it, e.g. word_limit=300",
-        ),
-    ] = None,
+    options: RunParameters = None,
 ) -> None:
     """Run methods on a benchmark with progress; writes results.jsonl, report.md and plots to --out."""
     from hopgraph.evaluate import evaluate
