@@ -161,9 +161,12 @@ class EmbeddingSimilarityReranker:
     def score(self, query: str, passages: list[str], vectors: np.ndarray | None = None) -> list[float]:
         if not passages:
             return []
-        if vectors is None:
-            vectors = self._embedder.embed(passages)
-        return [float(s) for s in vectors @ self._embedder.embed([query])[0]]
+        if vectors is None:  # one model pass for the query and the passages
+            query_vector, *passage_vectors = self._embedder.embed([query, *passages])
+            vectors = np.stack(passage_vectors)
+        else:
+            query_vector = self._embedder.embed([query])[0]
+        return [float(s) for s in vectors @ query_vector]
 
 
 class BoundIndexes:

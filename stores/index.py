@@ -27,7 +27,6 @@ import re
 import shutil
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +41,7 @@ from stores.bm25 import BM25Index
 from stores.chunking import Chunk, chunk_document
 from stores.documents import Document, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
+from stores.files import batches, write_atomic
 from stores.protocols import Embedder, NLPPipeline
 from stores.sentence_graph import (
     SENTENCE_COLLECTION,
@@ -158,11 +158,6 @@ def _chunk_from_chroma(chunk_id: str, text: str, metadata: dict[str, Any]) -> Ch
     )
 
 
-def _batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    """Consecutive slices of at most `size` items."""
-    return [items[i : i + size] for i in range(0, len(items), size)]
-
-
 class ChunkIndex:
     """One opened, read-only index build: dense (Chroma), BM25 and hybrid search over its chunks."""
 
@@ -207,7 +202,7 @@ class ChunkIndex:
     def get(self, ids: list[str]) -> list[Chunk]:
         """Chunks by id, in the order asked; KeyError naming any id the index does not hold."""
         found: dict[str, Chunk] = {}
-        for batch in _batches(ids, _GET_BATCH):
+        for batch in batches(ids, _GET_BATCH):
             result = self._collection.get(ids=list(batch), include=["documents", "metadatas"])
             for chunk_id, text, meta in zip(
                 result["ids"], result["documents"], result["metadatas"], strict=True
@@ -225,7 +220,7 @@ class ChunkIndex:
     def embeddings(self, ids: list[str]) -> np.ndarray:
         """The stored vectors of `ids`, one float32 row each, in the order asked."""
         rows: dict[str, np.ndarray] = {}
-        for batch in _batches(ids, _GET_BATCH):
+        for batch in batches(ids, _GET_BATCH):
             result = self._collection.get(ids=list(batch), include=["embeddings"])
             rows.update(zip(result["ids"], result["embeddings"], strict=True))
         missing = [chunk_id for chunk_id in ids if chunk_id not in rows]
@@ -333,10 +328,17 @@ class IndexStore:
         if current is not None and current.build_id == build_id:
             return BuildResult(current, "unchanged", time.perf_counter() - started)
 
-        build_dir = index_dir / "builds" / build_id
+        build_dir = self._build_dir(name, build_id)
+        # A build that only adds, drops or changes the sentence graph of the current build's corpus copies
+        # that build's chunk part whole instead of chunking, embedding and BM25-indexing it again.
         same_chunks = None
-        if not (build_dir / "chroma").exists():
-            same_chunks = self._same_chunk_part(name, digest, embedder.name, params)
+        chunked_alike = (digest, embedder.name, params)
+        if (
+            not (build_dir / "chroma").exists()
+            and current is not None
+            and (current.corpus_hash, current.embedding_model, current.params) == chunked_alike
+        ):
+            same_chunks = current
         chunks: list[Chunk] = []
         if same_chunks is None:
             for done, doc in enumerate(docs, start=1):
@@ -356,7 +358,7 @@ class IndexStore:
             chunk_count, present = same_chunks.chunks, 0
             report("copy-chunks", chunk_count, chunk_count)
         else:
-            present = self._embed_missing(name, build_dir, chunks, embedder, report)
+            present = self._embed_missing(name, current, build_dir, chunks, embedder, report)
             report("bm25", 0, len(chunks))
             BM25Index([chunk.id for chunk in chunks], [chunk.indexed_text for chunk in chunks]).save(
                 build_dir / _BM25
@@ -367,7 +369,7 @@ class IndexStore:
         graph_info = None
         if sentence_graph is not None and nlp is not None:
             graph_info, graph_resumed = self._build_sentence_graph(
-                name, build_dir, docs, embedder, sentence_graph, nlp, report
+                name, current, build_dir, docs, embedder, sentence_graph, nlp, report
             )
             present = present or graph_resumed
 
@@ -385,7 +387,7 @@ class IndexStore:
             seconds=round(time.perf_counter() - started, 3),
             sentence_graph=graph_info,
         )
-        _write_atomic(build_dir / _MANIFEST, manifest.to_json())
+        write_atomic(build_dir / _MANIFEST, lambda handle: handle.write(manifest.to_json().encode("utf-8")))
         (build_dir / _INCOMPLETE).unlink()
         self._switch(index_dir, build_id)
         self._remove_other_builds(name, build_id)
@@ -393,12 +395,18 @@ class IndexStore:
         return BuildResult(manifest, status, time.perf_counter() - started)
 
     def _embed_missing(
-        self, name: str, build_dir: Path, chunks: list[Chunk], embedder: Embedder, report: Progress
+        self,
+        name: str,
+        current: Manifest | None,
+        build_dir: Path,
+        chunks: list[Chunk],
+        embedder: Embedder,
+        report: Progress,
     ) -> int:
         """Put every chunk into the build's Chroma collection; return how many were there already.
 
         Chunks already in the collection (an interrupted run of this build) are skipped, and chunks the
-        current build of `name` embedded with the same model and the same title and text reuse its
+        current build embedded with the same model and the same title and text reuse its
         vector, so adding a few documents to a corpus embeds only the new ones.
         """
         with _chroma_client(build_dir / "chroma") as client:
@@ -407,10 +415,10 @@ class IndexStore:
             )
             present = set(collection.get(include=[])["ids"])
             todo = [chunk for chunk in chunks if chunk.id not in present]
-            previous = self._previous_vectors(name, embedder, todo)
+            previous = self._previous_vectors(name, current, embedder, todo)
             done = len(chunks) - len(todo)
             report("embed", done, len(chunks))
-            for batch in _batches(todo, EMBED_BATCH):
+            for batch in batches(todo, EMBED_BATCH):
                 fresh = [chunk for chunk in batch if chunk.id not in previous]
                 vectors = dict(zip([chunk.id for chunk in fresh], _embed(embedder, fresh), strict=True))
                 vectors.update({chunk.id: previous[chunk.id] for chunk in batch if chunk.id in previous})
@@ -424,17 +432,6 @@ class IndexStore:
                 report("embed", done, len(chunks))
         return len(present)
 
-    def _same_chunk_part(self, name: str, digest: str, model: str, params: IndexParams) -> Manifest | None:
-        """The current build of `name` if it chunked and embedded this same corpus the same way.
-
-        That is the case when a build only adds, drops or changes the sentence graph: its chunk part can
-        then be copied whole instead of being chunked, re-inserted into Chroma and re-indexed for BM25.
-        """
-        old = self.current_manifest(name)
-        if old is None:
-            return None
-        return old if (old.corpus_hash, old.embedding_model, old.params) == (digest, model, params) else None
-
     def _copy_chunk_part(self, name: str, source: Manifest, build_dir: Path) -> None:
         """Copy the Chroma DB and BM25 file of the complete build `source` into `build_dir`, without its
         sentences (a graph is rebuilt, or reused through the previous build's own files).
@@ -443,7 +440,7 @@ class IndexStore:
         The DB is copied aside and renamed into place, so an interruption never leaves a partial DB that a
         resumed build would take for its own.
         """
-        old_dir = self._index_dir(name) / "builds" / source.build_id
+        old_dir = self._build_dir(name, source.build_id)
         staging = build_dir / "chroma.copy"
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(old_dir / "chroma", staging)
@@ -456,6 +453,7 @@ class IndexStore:
     def _build_sentence_graph(
         self,
         name: str,
+        current: Manifest | None,
         build_dir: Path,
         docs: list[Document],
         embedder: Embedder,
@@ -465,18 +463,17 @@ class IndexStore:
     ) -> tuple[SentenceGraphInfo, bool]:
         """Build the sentence graph into the build folder and its Chroma DB; returns (info, resumed).
 
-        When the current build of `name` has a graph from the same spaCy model and embedding model, its
-        sentences of unchanged documents are reused rather than parsed and embedded again.
+        When the `current` build has a graph from the same spaCy model and embedding model, its sentences
+        of unchanged documents are reused rather than parsed and embedded again.
         """
         previous = None
-        old = self.current_manifest(name)
         if (
-            old is not None
-            and old.sentence_graph is not None
-            and old.sentence_graph.nlp == pipeline_identity(nlp)
-            and old.embedding_model == embedder.name
+            current is not None
+            and current.sentence_graph is not None
+            and current.sentence_graph.nlp == pipeline_identity(nlp)
+            and current.embedding_model == embedder.name
         ):
-            previous = self._index_dir(name) / "builds" / old.build_id / SENTENCES_DIR
+            previous = self._build_dir(name, current.build_id) / SENTENCES_DIR
         with _chroma_client(build_dir / "chroma") as client:
             collection = client.get_or_create_collection(
                 SENTENCE_COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
@@ -485,17 +482,18 @@ class IndexStore:
                 docs, nlp, embedder, params, build_dir / SENTENCES_DIR, collection, previous, report
             )
 
-    def _previous_vectors(self, name: str, embedder: Embedder, chunks: list[Chunk]) -> dict[str, np.ndarray]:
-        """Vectors of `chunks` in the current build of `name` whose embedded text is unchanged."""
-        old_manifest = self.current_manifest(name)
-        if old_manifest is None or not chunks or old_manifest.embedding_model != embedder.name:
+    def _previous_vectors(
+        self, name: str, current: Manifest | None, embedder: Embedder, chunks: list[Chunk]
+    ) -> dict[str, np.ndarray]:
+        """Vectors of `chunks` in the `current` build whose embedded text is unchanged."""
+        if current is None or not chunks or current.embedding_model != embedder.name:
             return {}
-        old_dir = self._index_dir(name) / "builds" / old_manifest.build_id
+        old_dir = self._build_dir(name, current.build_id)
         wanted = {chunk.id: chunk for chunk in chunks}
         vectors: dict[str, np.ndarray] = {}
         with _chroma_client(old_dir / "chroma") as client:
             old = client.get_collection(COLLECTION, embedding_function=None)
-            for batch in _batches(list(wanted), _GET_BATCH):
+            for batch in batches(list(wanted), _GET_BATCH):
                 result = old.get(ids=list(batch), include=["documents", "metadatas", "embeddings"])
                 for chunk_id, text, meta, vector in zip(
                     result["ids"], result["documents"], result["metadatas"], result["embeddings"], strict=True
@@ -514,7 +512,7 @@ class IndexStore:
                 f"Build it with `hopgraph index PATH --name {name}`."
             )
         build_id = manifest.build_id
-        build_dir = self._index_dir(name) / "builds" / build_id
+        build_dir = self._build_dir(name, build_id)
         if manifest.embedding_model != embedder.name:
             raise IndexMismatchError(
                 f"Index {name!r} was built with embedding model {manifest.embedding_model!r}, but the "
@@ -539,8 +537,11 @@ class IndexStore:
         build_id = self._current_build(name)
         if build_id is None:
             return None
-        path = self._index_dir(name) / "builds" / build_id / _MANIFEST
+        path = self._build_dir(name, build_id) / _MANIFEST
         return Manifest.from_json(path.read_text(encoding="utf-8"))
+
+    def _build_dir(self, name: str, build_id: str) -> Path:
+        return self._index_dir(name) / "builds" / build_id
 
     def exists(self, name: str) -> bool:
         """Whether `name` has a complete build to query."""
@@ -620,10 +621,3 @@ def _build_id(digest: str, model: str, params: IndexParams, graph_key: list[Any]
         parts.append(graph_key)
     key = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a crash never leaves a truncated manifest."""
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)

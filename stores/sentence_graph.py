@@ -23,7 +23,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
 import re
 import time
 from collections import Counter
@@ -38,6 +37,7 @@ from chromadb.api.models.Collection import Collection
 
 from stores.documents import Document, Span
 from stores.errors import CorpusError, IndexNotFoundError
+from stores.files import batches, write_atomic
 from stores.protocols import Embedder, NLPDoc, NLPPipeline
 
 Progress = Callable[[str, int, int], None]
@@ -175,20 +175,12 @@ def _text_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-def _write_atomic_bytes(path: Path, write: Callable[[Any], None]) -> None:
-    """Write through a temporary file and rename, so an interrupted build never leaves a truncated file."""
-    temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "wb") as handle:
-        write(handle)
-    os.replace(temporary, path)
-
-
 def _write_json_gz(path: Path, payload: Any) -> None:
     def write(handle: Any) -> None:
         with gzip.GzipFile(fileobj=handle, mode="wb", compresslevel=5) as zipped:
             zipped.write(json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
-    _write_atomic_bytes(path, write)
+    write_atomic(path, write)
 
 
 def _read_json_gz(path: Path) -> Any:
@@ -348,7 +340,7 @@ class _SentenceWriter:
     def _stored(self) -> dict[str, np.ndarray]:
         ids = self._collection.get(include=[])["ids"]
         vectors: dict[str, np.ndarray] = {}
-        for batch in _slices(ids, _EMBED_CHUNK):
+        for batch in batches(ids, _EMBED_CHUNK):
             result = self._collection.get(ids=list(batch), include=["embeddings"])
             vectors.update(
                 zip(result["ids"], np.asarray(result["embeddings"], dtype=np.float32), strict=True)
@@ -424,10 +416,6 @@ class _SentenceWriter:
         return _Stored(ids, vectors, embedded - started if embed else 0.0, time.perf_counter() - embedded)
 
 
-def _slices(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [items[i : i + size] for i in range(0, len(items), size)]
-
-
 def _similar(vectors: np.ndarray, m: int, report: Progress) -> tuple[np.ndarray, np.ndarray]:
     """SS edges as symmetric CSR: each sentence's top-m most similar others, in either direction.
 
@@ -464,10 +452,7 @@ def _symmetric_csr(sources: np.ndarray, targets: np.ndarray, n: int) -> tuple[np
     keys = np.unique(
         np.concatenate((sources.astype(np.int64) * n + targets, targets.astype(np.int64) * n + sources))
     )
-    rows = keys // n
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-    return indptr, (keys % n).astype(np.int32)
+    return _csr(keys // n, keys % n, n)
 
 
 def _csr(rows: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -631,7 +616,7 @@ def build_sentence_graph(
         "ss_indptr": ss_indptr,
         "ss_indices": ss_indices,
     }
-    _write_atomic_bytes(directory / _GRAPH, lambda handle: np.savez(handle, **arrays))
+    write_atomic(directory / _GRAPH, lambda handle: np.savez(handle, **arrays))
     _write_json_gz(directory / _ENTITIES, {"version": _FORMAT_VERSION, "display": ents.display})
     info = SentenceGraphInfo(
         params=params,
