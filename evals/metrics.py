@@ -167,13 +167,13 @@ def dedupe_spans(spans: Sequence[RetrievedSpan]) -> list[RetrievedSpan]:
 
 
 def _covers(gold: GoldEvidence, span: RetrievedSpan) -> bool:
-    """Span rule: same document, both spans known, and the overlap is at least half the gold span."""
+    """Span rule: same document, both spans known, and the overlap is at least half the shorter span."""
     gs, ge, ss, se = gold.char_start, gold.char_end, span.char_start, span.char_end
     if span.doc_id != gold.doc_id or gs is None or ge is None or ss is None or se is None:
         return False
-    length = ge - gs
+    shorter = min(ge - gs, se - ss)
     overlap = min(ge, se) - max(gs, ss)
-    return length > 0 and 2 * overlap >= length
+    return shorter > 0 and 2 * overlap >= shorter
 
 
 @dataclass(frozen=True)
@@ -229,10 +229,12 @@ def evidence_found(gold: GoldEvidence, retrieved: Sequence[RetrievedSpan]) -> bo
     """Whether a gold evidence item counts as retrieved by any of `retrieved`.
 
     Two rules, either suffices:
-    - span rule: a retrieved span of the same document covers at least half of the gold span (both spans
-      known). Offsets are exact at every granularity, so sentence-level, proposition-level and chunk-level
-      methods are judged alike, and a chunk that cuts a long fact in the middle still gets credit for the
-      half it holds.
+    - span rule: a retrieved span of the same document overlaps the gold span by at least half of the
+      shorter of the two (both spans known): a unit larger than the gold must hold half of it, and a unit
+      smaller than the gold must lie at least half inside it. Offsets are exact at every granularity, so
+      sentence-level, proposition-level and chunk-level methods are judged alike: a chunk that cuts a long
+      fact in the middle gets credit for the half it holds, and a sentence of a gold paragraph (MuSiQue's
+      evidence is whole paragraphs) counts as retrieving that paragraph.
     - text rule (the reference baselines' rule, applied to every retrieved unit): the normalised gold text
       is inside the normalised retrieved text, or at least 90% of its words (when it has at least 4) are.
       It covers what offsets cannot: units whose text does not map to corpus offsets, gold items that

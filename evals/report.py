@@ -1,7 +1,8 @@
 """report.md from results.jsonl alone: what a run measured, with the uncertainty it was measured with.
 
 Built only from the JSONL (never from the benchmark or the models), so `hopgraph report` can rebuild it
-at any time, also while a run is still writing, and on another machine. Every mean carries a 95%
+at any time, also while a run is still writing, and on another machine; answers and evidence are scored
+again from what each line stores, so the report follows the current metric rules. Every mean carries a 95%
 bootstrap interval and methods are compared pairwise on the questions both answered, because on samples
 of 20 to 50 questions two methods can differ by many points by chance alone.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 from evals.metrics import macro_by_hop
 from evals.plots import F1_VS_CALLS, HOP_CURVES, HopTables, write_plots
-from evals.runner import KS, Record, latest_results, read_records, results_path
+from evals.runner import KS, Record, latest_results, read_records, rescore, results_path
 from evals.stats import bootstrap_ci, paired_difference
 
 REPORT_FILE = "report.md"
@@ -185,19 +186,25 @@ Grouped = dict[str, dict[str, list[Record]]]
 def group_results(records: Sequence[Record]) -> tuple[Grouped, Grouped]:
     """Final outcomes as dataset -> method -> records, split into answered and failed.
 
-    Methods keep the runs' order and questions the file's order, so tables and plots are stable.
+    Answered records are scored anew from the evidence they store, so a report always applies the current
+    metric rules, also to results written before a rule changed. Methods keep the runs' order and
+    questions the file's order, so tables and plots are stable.
     """
     runs = [r for r in records if r.get("type") == "run"]
     answered: Grouped = {}
     failed: Grouped = {}
     for (dataset, method, _), record in latest_results(records).items():
-        target = answered if record["error"] is None else failed
-        target.setdefault(dataset, {}).setdefault(method, []).append(record)
+        answered.setdefault(dataset, {}).setdefault(method, [])
+        if record["error"] is None:
+            answered[dataset][method].append(rescore(record))
+        else:
+            failed.setdefault(dataset, {}).setdefault(method, []).append(record)
         answered.setdefault(dataset, {}).setdefault(method, [])
     ordered: Grouped = {}
     for dataset, methods in answered.items():
         dataset_runs = [r for r in runs if r["dataset"] == dataset]
-        ordered[dataset] = {m: methods[m] for m in _method_order(dataset_runs, methods)}
+        # a method a run lists but has no result for yet (a run just started) gets no row
+        ordered[dataset] = {m: methods[m] for m in _method_order(dataset_runs, methods) if m in methods}
     return ordered, failed
 
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from evals.datasets import Benchmark, QAExample
+from evals.datasets import Benchmark, GoldEvidence, QAExample
 from evals.metrics import RetrievedSpan, exact_match, full_at_k, hits_at_k, hop_prf, recall_at_k, token_f1
 from stores.errors import HopgraphError
 
@@ -105,7 +105,12 @@ def recorded_run_name(out_dir: str | Path) -> str | None:
     return str(runs[0]["run_name"]) if runs else None
 
 
-def score(example: QAExample, prediction: str, evidence: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def score(
+    answers: Sequence[str],
+    gold: Sequence[GoldEvidence],
+    prediction: str,
+    evidence: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
     """Every per-question metric of one answer and the evidence (in retrieval order) behind it.
 
     Retrieval metrics are None when the question has no gold evidence (MultiHop-RAG null queries), which
@@ -118,10 +123,9 @@ def score(example: QAExample, prediction: str, evidence: Sequence[Mapping[str, A
     per_hop = [
         [s for s, e in zip(spans, evidence, strict=True) if e["hop"] == r] for r in range(1, hops_used + 1)
     ]
-    gold = example.evidence
     metrics: dict[str, Any] = {
-        "em": exact_match(prediction, example.answers),
-        "f1": token_f1(prediction, example.answers),
+        "em": exact_match(prediction, answers),
+        "f1": token_f1(prediction, answers),
     }
     for k in KS:
         metrics[f"recall@{k}"] = recall_at_k(gold, spans, k)
@@ -130,6 +134,17 @@ def score(example: QAExample, prediction: str, evidence: Sequence[Mapping[str, A
     metrics["hop_prf"] = [list(v) for v in hop_prf(gold, per_hop)]
     metrics["hops_used"] = hops_used
     return metrics
+
+
+def rescore(record: Record) -> Record:
+    """An answered result with its metrics recomputed from the gold and the evidence it stores.
+
+    Lets a report follow the current scoring rules without re-running any method: every result line keeps
+    the gold answers, the located gold evidence and the retrieved spans it was scored on.
+    """
+    gold = [GoldEvidence(**g) for g in record["gold_evidence"]]
+    metrics = score(record["gold_answers"], gold, record["prediction"], record["evidence"])
+    return {**record, "metrics": metrics}
 
 
 def _usage_totals(usage: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -214,7 +229,7 @@ def _attempt(
         record.update(
             prediction=prediction,
             evidence=evidence,
-            metrics=score(ex, prediction, evidence),
+            metrics=score(ex.answers, ex.evidence, prediction, evidence),
             llm=_usage_totals(values.get("usage") or []),
             source=source,
             error=None,

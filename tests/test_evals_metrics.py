@@ -123,6 +123,15 @@ def test_span_rule_needs_half_of_the_gold_span_in_the_same_document() -> None:
     assert not evidence_found(g, [])
 
 
+def test_span_rule_credits_a_unit_mostly_inside_a_longer_gold_span() -> None:
+    paragraph = gold("d1", 100, 400, text="a whole gold paragraph")  # 300 characters long
+    assert evidence_found(paragraph, [span("d1", 150, 210)])  # one sentence of it
+    assert evidence_found(paragraph, [span("d1", 370, 430)])  # 30 of its 60 characters inside
+    assert not evidence_found(paragraph, [span("d1", 371, 431)])  # 29 of 60 inside, 29 of 300 covered
+    assert not evidence_found(paragraph, [span("d2", 150, 210)])
+    assert not evidence_found(paragraph, [span("d1", 150, 150)])  # an empty unit retrieves nothing
+
+
 def test_text_rule_when_spans_cannot_decide() -> None:
     g = gold("d1", 10, 30, text="alpha beta gamma delta")
     assert evidence_found(g, [span("d1", None, None, "...Alpha, beta gamma DELTA! more")])

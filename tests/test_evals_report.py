@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -66,6 +67,22 @@ def test_report_from_the_jsonl_alone(results_only: Path) -> None:
     settings = section(text, "Settings")
     assert "`toyrun`" in settings and '"llm": "scripted"' in settings and '"top_k": 3' in settings
     assert "(hop_curves.png)" in text and "(f1_vs_calls.png)" in text
+
+
+def test_report_scores_stored_evidence_by_the_current_rules(results_only: Path) -> None:
+    """A line written under older metric rules (its stored metrics say nothing was found, EM 0) is scored
+    again from its stored answer and evidence, so every line of a report is judged by the same rules."""
+    path = results_only / "results.jsonl"
+    records = read_records(path)
+    for record in records:
+        if record.get("type") == "result" and record["metrics"] is not None:
+            record["metrics"] = {**record["metrics"], "em": 0.0, "recall@2": 0.0}
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+    text = write_report(results_only).read_text(encoding="utf-8")
+    answers, retrieval = section(text, "Answers and cost per question"), section(text, "Retrieval")
+    assert "| one | 4 | 0 | 75.0 [" in answers  # EM 3 of 4 again
+    assert "| one | 3 | 50.0 [" in retrieval  # Recall@2 (0.5 + 1 + 0) / 3 again
 
 
 def test_plots_are_drawn(results_only: Path) -> None:
@@ -162,3 +179,14 @@ def test_a_later_start_with_other_methods_keeps_every_method_in_the_report(
     settings = section(text, "Settings")
     assert "2 start(s)" in settings and "methods one, two" in settings and "(limit 2)" in settings
     assert '"one": {' in settings and '"two": {' in settings
+
+
+def test_a_method_a_run_lists_before_its_first_result_gets_no_row(results_only: Path) -> None:
+    """The report of a run that has just started a method (its run line is written, no result yet)."""
+    path = results_only / "results.jsonl"
+    run_line = next(r for r in read_records(path) if r["type"] == "run")
+    started = {**run_line, "methods": [*run_line["methods"], "three"]}
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(started) + "\n")
+    answers = section(write_report(results_only).read_text(encoding="utf-8"), "Answers and cost per question")
+    assert "| one | 4 |" in answers and "| three |" not in answers

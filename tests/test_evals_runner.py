@@ -193,7 +193,7 @@ def results(path: Path) -> list[dict[str, Any]]:
 
 
 def test_score_by_hand() -> None:
-    metrics = score(EXAMPLES[0], "the Paris", EVIDENCE["question q1?"])
+    metrics = score(EXAMPLES[0].answers, EXAMPLES[0].evidence, "the Paris", EVIDENCE["question q1?"])
     assert metrics["em"] == 1.0 and metrics["f1"] == 1.0
     # top 2 = [irrelevant, covers G1]: one of two gold found; G2 only at rank 3
     assert metrics["recall@2"] == 0.5 and metrics["full@2"] == 0.0 and metrics["hits@2"] == 0.5
@@ -204,14 +204,15 @@ def test_score_by_hand() -> None:
 
 
 def test_score_unanswerable_counts_for_answers_only() -> None:
-    metrics = score(EXAMPLES[2], "Insufficient information", EVIDENCE["question q3?"])
+    null_query, retrieved = EXAMPLES[2], EVIDENCE["question q3?"]
+    metrics = score(null_query.answers, null_query.evidence, "Insufficient information", retrieved)
     assert metrics["em"] == 1.0
     assert all(metrics[f"{m}@{k}"] is None for m in ("recall", "full", "hits") for k in (2, 5, 10))
     assert metrics["hop_prf"] == [] and metrics["hops_used"] == 1
 
 
 def test_score_without_evidence() -> None:
-    metrics = score(EXAMPLES[1], "", [])
+    metrics = score(EXAMPLES[1].answers, EXAMPLES[1].evidence, "", [])
     assert metrics["em"] == 0.0 and metrics["recall@5"] == 0.0 and metrics["hops_used"] == 0
     assert metrics["hop_prf"] == [[0.0, 0.0, 0.0]]  # no retrieval is scored as one empty hop
 
