@@ -271,6 +271,29 @@ def hits_at_k(gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], 
     return recall_at_k(gold, retrieved, k)
 
 
+def recall_within_chars(
+    gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], chars: int
+) -> float | None:
+    """Share of gold evidence found in the leading distinct units whose texts total at most `chars`.
+
+    Recall at equal reading budget: a sentence-level method's top k holds far less text than a chunk
+    retriever's, so comparing them at the same k would measure unit size, not retrieval. None without gold.
+    """
+    if chars < 1:
+        raise ValueError(f"chars must be at least 1, got {chars}")
+    if not gold:
+        return None
+    budget: list[RetrievedSpan] = []
+    used = 0
+    for span in dedupe_spans(retrieved):
+        used += len(span.text)
+        if used > chars:
+            break
+        budget.append(span)
+    found = _Matcher(gold).found(budget)
+    return sum(found) / len(found)
+
+
 def full_at_k(gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], k: int) -> float | None:
     """1.0 when every gold evidence item is found in the first k distinct retrieved units; None without gold.
 
