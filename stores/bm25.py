@@ -10,13 +10,16 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from rank_bm25 import BM25Okapi
 
 _FORMAT_VERSION = 1
+RRF_K = 60
+Item = TypeVar("Item", bound=Hashable)
 _WORD = re.compile(r"[^\W_]+")
 # fmt: off
 STOPWORDS = frozenset({
@@ -33,6 +36,19 @@ STOPWORDS = frozenset({
     "yourself", "yourselves"
 })
 # fmt: on
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[Item]]) -> dict[Item, float]:
+    """Reciprocal-rank fusion (k = 60): sum of 1 / (60 + rank) over the rankings an item appears in.
+
+    Fuses a lexical and a dense ranking without calibrating their scores against each other; items keep
+    the order they were first seen in, so ties go to the first ranking.
+    """
+    fused: dict[Item, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (RRF_K + rank)
+    return fused
 
 
 def tokenize(text: str) -> list[str]:

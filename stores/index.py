@@ -37,7 +37,7 @@ import chromadb.config
 import numpy as np
 from chromadb.api.client import Client
 
-from stores.bm25 import BM25Index
+from stores.bm25 import BM25Index, reciprocal_rank_fusion
 from stores.chunking import Chunk, chunk_document
 from stores.documents import Document, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
@@ -60,7 +60,6 @@ BuildStatus = Literal["built", "unchanged", "resumed"]
 
 COLLECTION = "chunks"
 EMBED_BATCH = 64
-RRF_K = 60
 FUSION_DEPTH = 50
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _INCOMPLETE = ".incomplete"
@@ -191,10 +190,8 @@ class ChunkIndex:
         depth = max(k, FUSION_DEPTH)
         dense = self._dense(query, depth, where)
         lexical = self._bm25_search(query, depth, where)
-        fused: dict[str, float] = {}
-        for ranking in ([hit.chunk.id for hit in dense], [chunk_id for chunk_id, _ in lexical]):
-            for rank, chunk_id in enumerate(ranking, start=1):
-                fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+        dense_ids = [hit.chunk.id for hit in dense]
+        fused = reciprocal_rank_fusion([dense_ids, [chunk_id for chunk_id, _ in lexical]])
         # sorted() is stable: equal RRF scores keep first-seen order (dense ranking first).
         best = sorted(fused.items(), key=lambda item: -item[1])[:k]
         return self._hits(best, {hit.chunk.id: hit.chunk for hit in dense})

@@ -1,4 +1,4 @@
-"""Reranker providers: FlagReranker and CrossEncoder from a path, and the offline embedding fallback.
+"""Reranker providers: FlagReranker and CrossEncoder from a path, the offline hybrid and embedding ones.
 
 No reranker weights install from PyPI, so the test builds a tiny BERT cross-encoder itself (random
 weights, MiniLM's vocabulary) and checks both loaders score pairs exactly as the model computes them.
@@ -19,6 +19,7 @@ from hopgraph.providers import (
     CrossEncoderReranker,
     EmbeddingSimilarityReranker,
     FlagRerankerAdapter,
+    HybridReranker,
     Services,
 )
 from tests.embedders import Counting, minilm
@@ -78,12 +79,33 @@ def test_services_build_the_configured_reranker_once(tiny_cross_encoder: Path, t
     assert services.reranker is services.reranker
 
 
-def test_without_a_cross_encoder_the_default_ranks_by_embedding_similarity(tmp_path: Path) -> None:
-    services = Services(Settings(data_dir=tmp_path))
-    reranker = services.reranker
-    assert isinstance(reranker, EmbeddingSimilarityReranker)
+def test_without_a_cross_encoder_the_default_fuses_embedding_similarity_and_bm25(tmp_path: Path) -> None:
+    reranker = Services(Settings(data_dir=tmp_path)).reranker
+    assert isinstance(reranker, HybridReranker)
     scores = reranker.score(QUERY, PASSAGES)
     assert max(range(3), key=scores.__getitem__) == 0
+    assert reranker.score(QUERY, []) == []
+    plain = Services(Settings(data_dir=tmp_path, reranker="embedding")).reranker
+    assert isinstance(plain, EmbeddingSimilarityReranker)
+    assert max(range(3), key=plain.score(QUERY, PASSAGES).__getitem__) == 0
+
+
+def test_the_hybrid_reranker_adds_exact_word_overlap_to_the_cosine_order() -> None:
+    """Scores by hand: 1 / (60 + cosine rank), plus 1 / (60 + BM25 rank) for passages sharing a query word."""
+    query = "Who founded Qorvane Systems?"
+    passages = [
+        "The company was started by two engineers who had left a large chip maker.",  # no query word
+        "Qorvane Systems was founded in 2011 by Mira Okafor.",
+        "A history of the founders of technology firms.",  # "founders" is not "founded"
+    ]
+    cosine = EmbeddingSimilarityReranker(minilm()).score(query, passages)
+    dense_rank = {i: r for r, i in enumerate(sorted(range(3), key=lambda i: -cosine[i]), start=1)}
+    scores = HybridReranker(minilm()).score(query, passages)
+    # only passage 1 has a query word (qorvane, systems, founded), so it is BM25's only, first, hit
+    assert scores[1] == pytest.approx(1 / (60 + dense_rank[1]) + 1 / 61)
+    assert scores[0] == pytest.approx(1 / (60 + dense_rank[0]))
+    assert scores[2] == pytest.approx(1 / (60 + dense_rank[2]))
+    assert max(range(3), key=scores.__getitem__) == 1
 
 
 def test_the_default_scores_stored_vectors_without_embedding_the_passages_again() -> None:

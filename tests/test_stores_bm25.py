@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from stores.bm25 import BM25Index, tokenize
+from stores.bm25 import BM25Index, reciprocal_rank_fusion, tokenize
 
 IDS = ["volcano", "bees", "espresso", "glacier"]
 TEXTS = [
@@ -70,3 +71,10 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     for query in ("volcanic ash Europe", "hot coffee", "glacier ice 2022"):
         assert loaded.search(query, k=4) == index.search(query, k=4)
     assert len(loaded) == 4
+
+
+def test_reciprocal_rank_fusion_sums_one_over_sixty_plus_rank() -> None:
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["c", "a"]])
+    assert fused == pytest.approx({"a": 1 / 61 + 1 / 62, "b": 1 / 62, "c": 1 / 63 + 1 / 61})
+    assert list(fused) == ["a", "b", "c"]  # first-seen order, so sorting keeps ties in ranking order
+    assert reciprocal_rank_fusion([]) == {}
