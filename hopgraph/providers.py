@@ -176,7 +176,8 @@ class HybridReranker:
     No cross-encoder weights install from PyPI. A second stage that only re-sorts by the pre-filter's own
     cosine would change nothing, so this one adds a signal the pre-filter lacks: exact-word overlap, scored
     by BM25 over the candidate set. On MultiHop-RAG's entity-heavy queries it raised the share of gold facts
-    in the first 4,000 characters of 100 pre-filtered sentences from 0.42 (cosine order) to 0.50.
+    in the first 4,000 characters of 100 pre-filtered sentences from 0.42 (cosine order) to 0.50
+    (benchmarks/seed_ranking.py).
     """
 
     def __init__(self, embedder: SentenceTransformerEmbedder | FlagEmbedder) -> None:
