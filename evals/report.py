@@ -85,6 +85,25 @@ def _answers_table(answered: Mapping[str, list[Record]], failed: Mapping[str, li
     return _table(header, rows)
 
 
+def _common_questions_section(
+    answered: Mapping[str, list[Record]], failed: Mapping[str, list[Record]]
+) -> list[str]:
+    """The answers table again on the questions every method answered, when methods ran on different sets.
+
+    Ablations added later on the first 20 questions would otherwise sit beside means over 50, and a
+    difference in the questions would read as a difference between the methods.
+    """
+    sets = [{r["question_id"] for r in records} for records in answered.values()]
+    if len({frozenset(s) for s in sets}) <= 1:
+        return []
+    common = set.intersection(*sets)
+    title = f"### Answers on the {len(common)} questions every method answered"
+    if not common:
+        return ["", title, "", "No question was answered by every method."]
+    same = {m: [r for r in records if r["question_id"] in common] for m, records in answered.items()}
+    return ["", title, "", *_answers_table(same, failed)]
+
+
 def _retrieval_table(answered: Mapping[str, list[Record]]) -> list[str]:
     header = ["Method", "n with gold evidence", *(name for _, name in _RETRIEVAL_METRICS)]
     rows = []
@@ -232,6 +251,7 @@ def write_report(out_dir: str | Path) -> Path:
         dataset_runs = [r for r in runs if r["dataset"] == dataset]
         lines += ["", f"## {dataset}", "", "### Answers and cost per question", ""]
         lines += _answers_table(methods, failed.get(dataset, {}))
+        lines += _common_questions_section(methods, failed.get(dataset, {}))
         lines += [
             "",
             "EM / F1: SQuAD-normalised exact match and token F1, best over gold aliases; unanswerable"

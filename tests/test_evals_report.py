@@ -67,6 +67,9 @@ def test_report_from_the_jsonl_alone(results_only: Path) -> None:
     settings = section(text, "Settings")
     assert "`toyrun`" in settings and '"llm": "scripted"' in settings and '"top_k": 3' in settings
     assert "(hop_curves.png)" in text and "(f1_vs_calls.png)" in text
+    # two failed q4, so the answers are also compared on the three questions both answered
+    common = section(text, "Answers on the 3 questions every method answered")
+    assert "| one | 3 | 0 |" in common and "| two | 3 | 1 |" in common
 
 
 def test_report_scores_stored_evidence_by_the_current_rules(results_only: Path) -> None:
@@ -176,6 +179,8 @@ def test_a_later_start_with_other_methods_keeps_every_method_in_the_report(
     answers = section(text, "Answers and cost per question")
     assert "| one | 4 | 0 |" in answers and "| two | 2 | 0 |" in answers
     assert answers.index("| one |") < answers.index("| two |")  # the first start's methods come first
+    common = section(text, "Answers on the 2 questions every method answered")
+    assert "| one | 2 | 0 |" in common and "| two | 2 | 0 |" in common
     settings = section(text, "Settings")
     assert "2 start(s)" in settings and "methods one, two" in settings and "(limit 2)" in settings
     assert '"one": {' in settings and '"two": {' in settings
