@@ -28,7 +28,7 @@ from pathlib import Path
 
 from evals.datasets import GoldEvidence, QAExample, load_benchmark
 from evals.metrics import RetrievedSpan, full_at_k, hits_at_k, recall_within_chars
-from evals.runner import Record, latest_results, read_records, results_path
+from evals.runner import Record, evidence_spans, latest_results, read_records, results_path, stored_gold
 from hopgraph import Settings, index_corpus, services_for
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
@@ -78,10 +78,6 @@ def stored_evidence(run_dir: Path, methods: Sequence[str]) -> dict[str, dict[str
         )
     )
     return {m: {q: r for q, r in lines.items() if q in answered} for m, lines in by_method.items()}
-
-
-def spans_of(evidence: Sequence[dict[str, object]]) -> list[RetrievedSpan]:
-    return [RetrievedSpan(e["doc_id"], e.get("char_start"), e.get("char_end"), e["text"]) for e in evidence]
 
 
 def budget_row(scored: Sequence[tuple[Sequence[GoldEvidence], list[RetrievedSpan]]]) -> dict[str, float]:
@@ -162,7 +158,7 @@ def main() -> None:
     for method, lines in stored.items():
         records = [lines[q.question] for q in questions]
         at_budget[method] = budget_row(
-            [([GoldEvidence(**g) for g in r["gold_evidence"]], spans_of(r["evidence"])) for r in records]
+            [(stored_gold(r), evidence_spans(r["evidence"])) for r in records]
         )
     if args.peers:
         with tempfile.TemporaryDirectory() as workdir:

@@ -105,6 +105,16 @@ def recorded_run_name(out_dir: str | Path) -> str | None:
     return str(runs[0]["run_name"]) if runs else None
 
 
+def evidence_spans(evidence: Sequence[Mapping[str, Any]]) -> list[RetrievedSpan]:
+    """The spans a method's evidence items (state dicts, or as a result line stores them) cover."""
+    return [RetrievedSpan(e["doc_id"], e.get("char_start"), e.get("char_end"), e["text"]) for e in evidence]
+
+
+def stored_gold(record: Record) -> list[GoldEvidence]:
+    """The located gold evidence a result line carries."""
+    return [GoldEvidence(**g) for g in record["gold_evidence"]]
+
+
 def score(
     answers: Sequence[str],
     gold: Sequence[GoldEvidence],
@@ -118,7 +128,7 @@ def score(
     grouped by its `hop` (1, 2, ...) for the hop-conditioned scores; a hop that added nothing new still
     counts as a hop, so a method that re-retrieves what it had is charged for the extra round.
     """
-    spans = [RetrievedSpan(e["doc_id"], e.get("char_start"), e.get("char_end"), e["text"]) for e in evidence]
+    spans = evidence_spans(evidence)
     hops_used = max((int(e["hop"]) for e in evidence), default=0)
     per_hop = [
         [s for s, e in zip(spans, evidence, strict=True) if e["hop"] == r] for r in range(1, hops_used + 1)
@@ -142,8 +152,7 @@ def rescore(record: Record) -> Record:
     Lets a report follow the current scoring rules without re-running any method: every result line keeps
     the gold answers, the located gold evidence and the retrieved spans it was scored on.
     """
-    gold = [GoldEvidence(**g) for g in record["gold_evidence"]]
-    metrics = score(record["gold_answers"], gold, record["prediction"], record["evidence"])
+    metrics = score(record["gold_answers"], stored_gold(record), record["prediction"], record["evidence"])
     return {**record, "metrics": metrics}
 
 
