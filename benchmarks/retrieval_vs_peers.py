@@ -30,6 +30,7 @@ from evals.datasets import GoldEvidence, QAExample, load_benchmark
 from evals.metrics import RetrievedSpan, full_at_k, hits_at_k, recall_within_chars
 from evals.runner import Record, evidence_spans, latest_results, read_records, results_path, stored_gold
 from hopgraph import Settings, index_corpus, services_for
+from nodes.integrate import rerank
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
 PEERS = DATA.parents[1] / "peers"
@@ -127,7 +128,8 @@ def main() -> None:
     started = time.perf_counter()
     build = index_corpus(bench.corpus, "bench-multihop-rag", settings)
     print(f"index: {build.status}, {build.manifest.chunks} chunks, {time.perf_counter() - started:.0f} s")
-    index = services_for(settings).indexes.open("bench-multihop-rag")
+    services = services_for(settings)
+    index = services.indexes.open("bench-multihop-rag")
     stored = stored_evidence(args.run, methods) if args.run else {}
     questions = [q for q in bench.examples if q.evidence]
     if stored:
@@ -160,6 +162,12 @@ def main() -> None:
         at_budget[method] = budget_row(
             [(stored_gold(r), evidence_spans(r["evidence"])) for r in records]
         )
+        at_budget[f"{method}, reranked ({settings.reranker})"] = budget_row(
+            [
+                (stored_gold(r), evidence_spans(rerank(services.reranker, r["question"], r["evidence"])))
+                for r in records
+            ]
+        )
     if args.peers:
         with tempfile.TemporaryDirectory() as workdir:
             for name, measured in peer_rows(questions, Path(workdir)).items():
@@ -175,7 +183,7 @@ def main() -> None:
     )
     if args.peers:
         print_ratios(at_k, [f"hopgraph {mode}" for mode in ("dense", "bm25", "hybrid")])
-        print_ratios(at_budget, list(at_budget)[:3] + list(stored))
+        print_ratios(at_budget, [name for name in at_budget if not name.startswith("peer ")])
 
 
 if __name__ == "__main__":

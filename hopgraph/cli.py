@@ -13,10 +13,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
 from hopgraph.cli_eval import RunParameters
 from hopgraph.cli_eval import register as register_eval_commands
+from hopgraph.progress import LoggedProgress
 from hopgraph.settings import Settings
 from stores.errors import HopgraphError
 
@@ -32,8 +33,8 @@ SAMPLE_QUESTION = (
 )
 
 
-def _progress() -> Progress:
-    return Progress(
+def _progress() -> LoggedProgress:
+    return LoggedProgress(
         TextColumn("{task.description:<10}"),
         BarColumn(),
         MofNCompleteColumn(),

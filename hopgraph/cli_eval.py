@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -24,6 +23,7 @@ from rich.progress import (
 
 from evals.datasets import DatasetName
 from evals.runner import MethodScore
+from hopgraph.progress import LoggedProgress
 from hopgraph.settings import Settings
 from nodes.context import RetrievalMode
 
@@ -53,7 +53,7 @@ class _EvalProgress:
     """One rich display for both phases: index building stages, then questions with running scores."""
 
     def __init__(self) -> None:
-        self.bar = Progress(
+        self.bar = LoggedProgress(
             TextColumn("{task.description:<10}"),
             BarColumn(),
             MofNCompleteColumn(),

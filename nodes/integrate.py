@@ -7,6 +7,8 @@ to the word limit, answered like NaiveRAG.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from langgraph.runtime import Runtime
 
 from nodes.context import ChainRAGContext, context_of
@@ -18,15 +20,20 @@ from nodes.state import Evidence, SubQuestionState
 from prompts import answer, integrate
 
 
+def rerank(reranker: Reranker, question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
+    """The evidence in the reranker's order for `question`, best first; of equal scores (rank fusion
+    ties) the later-gathered comes first, the order every measured run used."""
+    scores = reranker.score(question, [item["text"] for item in evidence])
+    order = sorted(range(len(evidence)), key=lambda i: (scores[i], i), reverse=True)
+    return [evidence[i] for i in order]
+
+
 def rerank_within(
     reranker: Reranker, question: str, evidence: list[Evidence], word_limit: int
 ) -> list[Evidence]:
-    scores = reranker.score(question, [item["text"] for item in evidence])
-    ranked = [
-        item for _, _, item in sorted(zip(scores, range(len(evidence)), evidence, strict=True), reverse=True)
-    ]
+    """CxtInt's reading: the reranked evidence, cut where the next item would pass the word limit."""
     kept: list[Evidence] = []
-    for item in ranked:
+    for item in rerank(reranker, question, evidence):
         if kept and word_count([*kept, item]) > word_limit:
             break
         kept.append(item)

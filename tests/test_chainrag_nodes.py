@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import ChainRAGContext
 from nodes.decompose import Decompose
-from nodes.integrate import Integrate
+from nodes.integrate import Integrate, rerank
 from nodes.judge import JudgeSufficiency
 from nodes.rewrite import PrepareSubQuestion, needs_rewrite
 from nodes.state import Evidence, SubAnswer
@@ -147,3 +147,9 @@ def test_context_integration_reranks_deduplicated_evidence_within_the_word_limit
     assert "[1] T\na much longer sentence about Cincinnati, Ohio" in prompt  # best first
     assert "T\nshort" not in prompt  # over the 7-word limit once the first passage is in
     assert "->" not in prompt
+
+
+def test_rerank_orders_best_first_and_puts_the_later_of_equal_scores_first() -> None:
+    items = [evidence(1, "tie"), evidence(2, "longest one"), evidence(3, "tie")]
+    ranked = rerank(LengthReranker(), "q", items)
+    assert [item["id"] for item in ranked] == ["d#s2", "d#s3", "d#s1"]
