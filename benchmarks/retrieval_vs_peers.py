@@ -28,6 +28,7 @@ from pathlib import Path
 
 from evals.datasets import GoldEvidence, QAExample, load_benchmark
 from evals.metrics import RetrievedSpan, full_at_k, hits_at_k, recall_within_chars
+from evals.plots import plot_budget_bars
 from evals.runner import Record, evidence_spans, latest_results, read_records, results_path, stored_gold
 from hopgraph import Settings, index_corpus, services_for
 from nodes.integrate import rerank
@@ -118,6 +119,9 @@ def main() -> None:
     parser.add_argument("--peers", action="store_true", help="also run the peer scripts now")
     parser.add_argument("--run", type=Path, default=None, help="an evaluation run folder on multihop_rag")
     parser.add_argument("--methods", default="", help="with --run: comma-separated methods of that run")
+    parser.add_argument(
+        "--plot", type=Path, default=None, help="bar chart of the budget table (default: in --run, or here)"
+    )
     args = parser.parse_args()
     methods = [m for m in args.methods.split(",") if m]
     if bool(args.run) != bool(methods):
@@ -181,6 +185,10 @@ def main() -> None:
         " chars = mean text a method gathered in all)",
         at_budget,
     )
+    plot = args.plot or (args.run or Path(".")) / "retrieval_vs_peers.png"
+    budgets_only = {name: {c: v for c, v in row.items() if c != "chars"} for name, row in at_budget.items()}
+    plot_budget_bars(budgets_only, f"MultiHop-RAG, {len(questions)} queries: gold found within", plot)
+    print(f"\nplot: {plot}")
     if args.peers:
         print_ratios(at_k, [f"hopgraph {mode}" for mode in ("dense", "bm25", "hybrid")])
         print_ratios(at_budget, [name for name in at_budget if not name.startswith("peer ")])

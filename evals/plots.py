@@ -7,6 +7,8 @@ is needed, and importing this module leaves the backend of a user's notebook or 
   one row per dataset: where each method's extra rounds of retrieval buy recall and cost precision.
 - f1_vs_calls.png: answer F1 against LLM calls per question, each method's mean with 95% bootstrap
   intervals on both axes over its faint per-question points: what accuracy each method buys per call.
+
+`plot_budget_bars` draws a retrieval comparison at equal reading budgets (benchmarks.retrieval_vs_peers).
 """
 
 from __future__ import annotations
@@ -134,3 +136,27 @@ def write_plots(answered: Answered, hops: HopTables, out_dir: str | Path) -> lis
         plot_hop_curves(hops, colors, out_dir / HOP_CURVES),
         plot_f1_vs_calls(answered, colors, out_dir / F1_VS_CALLS),
     ]
+
+
+def plot_budget_bars(rows: Mapping[str, Mapping[str, float]], title: str, path: Path) -> Path:
+    """Horizontal bars, one group per retriever and one bar per budget column: how much of the gold each
+    retriever finds when every one may show the reader the same amount of text."""
+    names = list(rows)
+    budgets = list(dict.fromkeys(column for row in rows.values() for column in row))
+    height = 0.8 / max(len(budgets), 1)
+    fig, axes = _figure(1, 1, 2 * _PANEL, 0.6 + 0.45 * len(names) * max(len(budgets), 1) / 2)
+    ax = axes[0][0]
+    cycle = colormaps["tab10"].colors
+    positions = np.arange(len(names))
+    for i, budget in enumerate(budgets):
+        values = [rows[name].get(budget, np.nan) for name in names]
+        bars = ax.barh(positions + i * height, values, height, label=budget, color=cycle[i % len(cycle)])
+        ax.bar_label(bars, fmt="%.3f", fontsize=7, padding=2)
+    ax.set_yticks(positions + height * (len(budgets) - 1) / 2, names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.0)
+    ax.set_xlabel("share of gold facts found")
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return _save(fig, path)

@@ -195,3 +195,14 @@ def test_a_method_a_run_lists_before_its_first_result_gets_no_row(results_only: 
         f.write(json.dumps(started) + "\n")
     answers = section(write_report(results_only).read_text(encoding="utf-8"), "Answers and cost per question")
     assert "| one | 4 |" in answers and "| three |" not in answers
+
+
+def test_budget_bars_are_drawn_one_row_per_retriever(tmp_path: Path) -> None:
+    from evals.plots import plot_budget_bars
+
+    rows = {name: {"4,000 chars": 0.4, "10,000 chars": 0.5} for name in ("peer BM25", "chainrag", "naive")}
+    few = plot_budget_bars(dict(list(rows.items())[:1]), "one", tmp_path / "one.png")
+    many = plot_budget_bars(rows, "three", tmp_path / "three.png")
+    with Image.open(few) as one, Image.open(many) as three:
+        assert one.format == three.format == "PNG"
+        assert three.height > one.height  # the figure grows with the retrievers it compares
