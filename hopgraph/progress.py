@@ -39,4 +39,5 @@ class LoggedProgress(Progress):
         elapsed = task.finished_time if task.finished else task.elapsed
         scores = task.fields.get("scores", "")
         line = f"{task.description} {int(task.completed)}/{int(task.total)}, {elapsed or 0.0:.0f} s"
-        self.console.print(f"{line} · {scores}" if scores else line)
+        # soft_wrap: one log line per update, however long the scores, not wrapped at 80 columns
+        self.console.print(f"{line} · {scores}" if scores else line, soft_wrap=True)
