@@ -143,8 +143,9 @@ def plot_budget_bars(rows: Mapping[str, Mapping[str, float]], title: str, path: 
     retriever finds when every one may show the reader the same amount of text."""
     names = list(rows)
     budgets = list(dict.fromkeys(column for row in rows.values() for column in row))
-    height = 0.8 / max(len(budgets), 1)
-    fig, axes = _figure(1, 1, 2 * _PANEL, 0.6 + 0.45 * len(names) * max(len(budgets), 1) / 2)
+    bars_per_group = max(len(budgets), 1)
+    height = 0.8 / bars_per_group
+    fig, axes = _figure(1, 1, 2 * _PANEL, 0.6 + 0.225 * len(names) * bars_per_group)
     ax = axes[0][0]
     cycle = colormaps["tab10"].colors
     positions = np.arange(len(names))

@@ -29,7 +29,7 @@ class LoggedProgress(Progress):
             self._log(task_id)
 
     def _log(self, task_id: TaskID) -> None:
-        task = self._tasks[task_id]
+        task = next(t for t in self.tasks if t.id == task_id)  # public API: a few tasks at most
         if not task.total:
             return
         tenth = int(TENTHS * task.completed / task.total)
