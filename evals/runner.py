@@ -1,7 +1,7 @@
 """The batch runner: every method on every question of a benchmark, one result line per (method, question).
 
-Built to be interrupted. Each question runs as its own LangGraph thread (id RUN:METHOD:QUESTION) on the
-graph's checkpointer, and each finished question is appended to `results.jsonl` with a single write,
+Built to be interrupted. Each question runs as its own LangGraph thread (id RUN:METHOD:KEY:QUESTION) on
+the graph's checkpointer, and each finished question is appended to `results.jsonl` with a single write,
 flush and fsync. Re-running the same command therefore continues where the last one stopped:
 - questions with a result line are skipped (no line duplicated);
 - a line cut short by a kill is truncated away and its question re-run (no line lost);
@@ -10,13 +10,20 @@ flush and fsync. Re-running the same command therefore continues where the last 
   is paid twice (the LLM response cache, switched on by the caller, covers the rest);
 - a question that raised is recorded with its error and retried on the next run.
 
-Nothing here knows about settings or models: the caller hands in `graph_for(method)`, the index name and
-the per-method runtime context, so evals/ stays below hopgraph/ in the import order.
+KEY is the method's settings key: a hash of the context it runs with (every field, defaults included) and
+of the models. Every result line carries it, so a re-run whose --set, method defaults or models differ
+never takes an earlier answer or thread for its own; it is refused instead of mixing two settings under
+one method label in one folder.
+
+Nothing here knows about settings or models: the caller hands in `graph_for(method)`, the index name, the
+per-method runtime context and how to read the models from a settings summary, so evals/ stays below
+hopgraph/ in the import order.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import time
@@ -42,6 +49,8 @@ _USAGE_KEYS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens", "
 
 Record = dict[str, Any]
 ResultKey = tuple[str, str, str]  # (dataset, method, question id)
+#: The models a settings summary stands for (see `run`), as flat name -> value pairs.
+ModelIdentity = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
 class ResultsError(HopgraphError):
@@ -60,6 +69,22 @@ class MethodScore:
 
 #: progress(done, total, scores per method); `done` counts failed questions too, since they were attempted.
 ProgressFn = Callable[[int, int, Mapping[str, MethodScore]], None]
+
+
+@dataclass(frozen=True)
+class MethodSettings:
+    """What a method's answers depend on: the context it ran with (defaults included) and the models."""
+
+    context: Mapping[str, Any]
+    models: Mapping[str, Any]
+
+    @property
+    def key(self) -> str:
+        """A short hash of both, in result lines and thread ids: equal settings, equal key."""
+        text = json.dumps(
+            {"context": self.context, "models": self.models}, sort_keys=True, ensure_ascii=False
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
 def results_path(out_dir: str | Path) -> Path:
@@ -103,6 +128,107 @@ def recorded_run_name(out_dir: str | Path) -> str | None:
         return None
     runs = [r for r in read_records(path) if r.get("type") == "run"]
     return str(runs[0]["run_name"]) if runs else None
+
+
+def _ran_with(run_line: Record, method: str, model_identity: ModelIdentity) -> MethodSettings:
+    """The settings `method` had in the start a run line records. Lines written before settings keys
+    existed carry no `models`: theirs are read from the settings summary the line does carry."""
+    models = run_line["models"] if "models" in run_line else model_identity(run_line["settings"])
+    return MethodSettings(run_line["context"][method], models)
+
+
+def _answered_settings(
+    records: Iterable[Record], model_identity: ModelIdentity
+) -> dict[tuple[str, str], dict[str, MethodSettings]]:
+    """(dataset, method) -> settings key -> settings, over the answered result lines of a results file.
+
+    A result line belongs to the start whose run line precedes it (one run at a time writes to a file: its
+    run line, then its results), which is how a line written before settings keys existed gets its key.
+    """
+    found: dict[tuple[str, str], dict[str, MethodSettings]] = {}
+    run_line: Record = {}
+    for record in records:
+        if record.get("type") == "run":
+            run_line = record
+        elif record.get("type") == "result" and record["error"] is None:
+            ran = _ran_with(run_line, record["method"], model_identity)
+            key = record.get("settings_key", ran.key)
+            found.setdefault((record["dataset"], record["method"]), {})[key] = ran
+    return found
+
+
+def _thread_prefixes(
+    records: Iterable[Record],
+    dataset: str,
+    run_name: str,
+    now: Mapping[str, MethodSettings],
+    model_identity: ModelIdentity,
+) -> dict[str, str]:
+    """method -> RUN:METHOD:KEY, the start of its questions' thread ids.
+
+    A start from before settings keys named its threads RUN:METHOD:QUESTION; a method with the settings of
+    the last such start that ran it keeps those names, so a question that start left mid-graph continues.
+    """
+    unkeyed = {
+        method: _ran_with(r, method, model_identity).key
+        for r in records
+        if r.get("type") == "run" and r["dataset"] == dataset and "models" not in r
+        for method in r["methods"]
+    }
+    return {
+        method: f"{run_name}:{method}"
+        if unkeyed.get(method) == settings.key
+        else f"{run_name}:{method}:{settings.key}"
+        for method, settings in now.items()
+    }
+
+
+def _refuse_mixed_settings(
+    records: Iterable[Record],
+    dataset: str,
+    now: Mapping[str, MethodSettings],
+    model_identity: ModelIdentity,
+    out_dir: Path,
+) -> None:
+    """Raise ResultsError if a method has answers in the file under settings other than it has now."""
+    answered = _answered_settings(records, model_identity)
+    for method, settings in now.items():
+        for key, before in answered.get((dataset, method), {}).items():
+            if key != settings.key:
+                raise ResultsError(_mixed_settings_message(out_dir, method, before, settings))
+
+
+_UNSET = object()
+
+
+def _text(value: Any) -> str:
+    """A setting's value as it would be typed in --set or a variant label."""
+    if value is _UNSET:
+        return "unset"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _changes(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(name, before, now) of every setting that differs; one only a side has (a new context field) is
+    _UNSET on the other."""
+    return [
+        (name, before.get(name, _UNSET), now.get(name, _UNSET))
+        for name in sorted(set(before) | set(now))
+        if before.get(name, _UNSET) != now.get(name, _UNSET)
+    ]
+
+
+def _mixed_settings_message(out_dir: Path, method: str, before: MethodSettings, now: MethodSettings) -> str:
+    """Why a method's results cannot go into `out_dir`, and how to run it anyway: what changed (and to
+    what), then another folder, or a variant label holding the new context values (when only they changed;
+    the index follows the questions, so it cannot be set in a label)."""
+    context, models = _changes(before.context, now.context), _changes(before.models, now.models)
+    changed = ", ".join(f"{name}={_text(old)} (now {_text(new)})" for name, old, new in context + models)
+    advice = "use another --out"
+    variant = [f"{name}={_text(new)}" for name, _, new in context if name != "index"]
+    if variant and len(variant) == len(context) and not models:
+        advice += f", or a variant label such as {'+'.join([method, *variant])}"
+    return f"{out_dir} already holds results of {method!r} with {changed}: {advice}"
 
 
 def evidence_spans(evidence: Sequence[Mapping[str, Any]]) -> list[RetrievedSpan]:
@@ -185,6 +311,7 @@ class _Job:
     method: str
     example: QAExample
     thread_id: str
+    settings_key: str
 
 
 def _now() -> str:
@@ -228,6 +355,7 @@ def _attempt(
         "gold_answers": list(ex.answers),
         "gold_evidence": [asdict(g) for g in ex.evidence],
         "thread_id": job.thread_id,
+        "settings_key": job.settings_key,
     }
     metadata = {"method": job.method, "index": index, "run": run_name, "question_id": ex.id}
     started = time.perf_counter()
@@ -321,13 +449,17 @@ def run(
     limit: int | None = None,
     progress: ProgressFn | None = None,
     summary: Mapping[str, Any] | None = None,
+    model_identity: ModelIdentity = dict,
 ) -> Path:
     """Run `methods` on the benchmark's first `limit` questions, appending to OUT_DIR/results.jsonl.
 
     `context` maps a method to its runtime options (top_k, retrieval_mode ...); `index` is added to each.
-    `summary` (models, settings, index build) goes into the run line so the report can show what was run.
-    Questions run `concurrency` at a time, question by question across methods, so running averages of
-    all methods stay comparable while the run is under way. Returns the results file.
+    `summary` (models, settings, index build) goes into the run line so the report can show what was run;
+    `model_identity` picks from a summary what identifies the models (default: all of it), which with each
+    method's context makes its settings key. Raises ResultsError, before running any question, if OUT_DIR
+    holds answers of a method under other settings. Questions run `concurrency` at a time, question by
+    question across methods, so running averages of all methods stay comparable while the run is under
+    way. Returns the results file.
     """
     if not methods:
         raise ValueError("no methods to run")
@@ -336,8 +468,12 @@ def run(
     examples = benchmark.examples[:limit] if limit is not None else benchmark.examples
     graphs = {m: graph_for(m) for m in methods}
     contexts = {m: _method_context(graphs[m], index, context.get(m, {})) for m in methods}
+    models = dict(model_identity(summary or {}))
+    settings = {m: MethodSettings(contexts[m], models) for m in methods}
     results = _ResultsFile(results_path(out_dir))
     try:
+        _refuse_mixed_settings(results.records, benchmark.name, settings, model_identity, Path(out_dir))
+        threads = _thread_prefixes(results.records, benchmark.name, run_name, settings, model_identity)
         previous = latest_results(results.records)
         scores = _Scores(methods)
         todo: list[_Job] = []
@@ -347,7 +483,7 @@ def run(
                 if earlier is not None and earlier["error"] is None:
                     scores.add(earlier)
                 else:
-                    todo.append(_Job(m, ex, f"{run_name}:{m}:{ex.id}"))
+                    todo.append(_Job(m, ex, f"{threads[m]}:{ex.id}", settings[m].key))
         total = len(examples) * len(methods)
         done = total - len(todo)
         results.append(
@@ -361,6 +497,7 @@ def run(
                 "already_done": done,
                 "index": index,
                 "context": contexts,
+                "models": models,
                 "settings": dict(summary or {}),
                 "concurrency": concurrency,
                 "started_at": _now(),

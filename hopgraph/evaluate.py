@@ -28,12 +28,16 @@ from graphs.registry import SENTENCE_GRAPH_METHODS
 from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
 from hopgraph.providers import ConfigError
-from hopgraph.settings import Settings
+from hopgraph.settings import RoleSettings, Settings
 from stores.index import BuildResult
 
 IndexProgress = Callable[[str, int, int], None]
 # Never written into results files, which get shared: they may hold keys.
 _SECRET_FIELDS = {"api_key"}
+# Settings naming a model that is not an LLM role's: the GGUF behind `local`, the embedder, the reranker.
+_MODEL_FIELDS = ("local_model_path", "embedding_model", "embedding_backend", "reranker", "reranker_model")
+# reranker = "embedding" was called "none" in run lines written before 2026-11-22: the same model.
+_RENAMED_RERANKERS = {"none": "embedding"}
 
 
 def index_name(benchmark: Benchmark) -> str:
@@ -64,6 +68,33 @@ def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
         "corpus_hash": m.corpus_hash,
     }
     return public
+
+
+def model_identity(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The models a settings summary stands for: the default LLM (`llm`), each role's that differs
+    (`llm.ROLE`), as MODEL or MODEL@BASE_URL, and the other models settings name.
+
+    Read from this run's summary or from one an older run line recorded (the same fields), it is part of
+    every result's settings key (evals.runner), so answers are reused only under the same models. Roles are
+    resolved as Settings.role does, so an override that changes nothing changes no key.
+    """
+    settings = Settings.model_construct(
+        llm=summary["llm"],
+        base_url=summary["base_url"],
+        roles={name: RoleSettings(**role) for name, role in summary["roles"].items()},
+    )
+
+    def llm_of(role: RoleSettings) -> str:
+        return f"{role.llm}@{role.base_url}" if role.base_url else str(role.llm)
+
+    default = llm_of(settings.role("default"))
+    identity: dict[str, Any] = {"llm": default}
+    for name in sorted(settings.roles):
+        if llm_of(settings.role(name)) != default:
+            identity[f"llm.{name}"] = llm_of(settings.role(name))
+    identity.update({field: summary[field] for field in _MODEL_FIELDS})
+    identity["reranker"] = _RENAMED_RERANKERS.get(identity["reranker"], identity["reranker"])
+    return identity
 
 
 def _variant_contexts(
@@ -143,5 +174,6 @@ def evaluate(
         limit=limit,
         progress=progress,
         summary=settings_summary(settings, built),
+        model_identity=model_identity,
     )
     return write_report(out_dir)

@@ -169,12 +169,14 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
 
 
 def test_a_later_start_with_other_methods_keeps_every_method_in_the_report(
-    tmp_path: Path, saver: SqliteSaver  # noqa: F811
+    tmp_path: Path,
+    saver: SqliteSaver,  # noqa: F811
 ) -> None:
     """Ablations run later on fewer questions, into the folder of the main comparison."""
     out = tmp_path / "run"
     run_scripted(out, {"one": Script()}, saver)
-    run_scripted(out, {"one": Script(), "two": Script()}, saver, limit=2, context={"two": {"top_k": 1}})
+    later = {"one": {"top_k": 3}, "two": {"top_k": 1}}  # "one" as before: other settings would be refused
+    run_scripted(out, {"one": Script(), "two": Script()}, saver, limit=2, context=later)
     text = write_report(out).read_text(encoding="utf-8")
     answers = section(text, "Answers and cost per question")
     assert "| one | 4 | 0 |" in answers and "| two | 2 | 0 |" in answers

@@ -24,8 +24,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from evals.datasets import Benchmark, GoldEvidence, QAExample
+from evals.report import write_report
 from evals.runner import (
     MethodScore,
+    MethodSettings,
     ResultsError,
     latest_results,
     read_records,
@@ -176,6 +178,7 @@ def saver(tmp_path: Path) -> Iterator[SqliteSaver]:
 def run_scripted(out_dir: Path, scripts: dict[str, Script], saver: SqliteSaver | None, **kw: Any) -> Path:
     """Run the toy benchmark with one scripted graph per method name."""
     kw.setdefault("context", {m: {"top_k": 3, "width": 9} for m in scripts})
+    kw.setdefault("summary", {"llm": "scripted"})
     return run(
         BENCHMARK,
         list(scripts),
@@ -183,9 +186,18 @@ def run_scripted(out_dir: Path, scripts: dict[str, Script], saver: SqliteSaver |
         index="toy-index",
         out_dir=out_dir,
         run_name="toyrun",
-        summary={"llm": "scripted"},
         **kw,
     )
+
+
+#: What run_scripted's methods run with by default: the index, top_k 3, and the context's own default.
+TOY_SETTINGS = MethodSettings(
+    {"index": "toy-index", "top_k": 3, "max_answer_tokens": 32}, {"llm": "scripted"}
+)
+
+
+def thread_id(method: str, question_id: str, settings: MethodSettings = TOY_SETTINGS) -> str:
+    return f"toyrun:{method}:{settings.key}:{question_id}"
 
 
 def results(path: Path) -> list[dict[str, Any]]:
@@ -233,8 +245,8 @@ def test_run_writes_a_run_line_then_one_result_per_method_and_question(
     assert run_line["settings"] == {"llm": "scripted"} and run_line["already_done"] == 0
     # the index is added, an option the method's context does not declare ("width") is dropped, and
     # defaults are filled in so the run line tells what each method ran with
-    effective = {"index": "toy-index", "top_k": 3, "max_answer_tokens": 32}
-    assert run_line["context"] == {m: effective for m in scripts}
+    assert run_line["context"] == {m: TOY_SETTINGS.context for m in scripts}
+    assert run_line["models"] == TOY_SETTINGS.models
     assert scripts["one"].contexts[0] == ScriptedContext(index="toy-index", top_k=3)
 
     by_key = {(r["method"], r["question_id"]): r for r in results(path)}
@@ -263,11 +275,12 @@ def test_run_writes_a_run_line_then_one_result_per_method_and_question(
         "cache_hits": 0,
         "seconds": 0.5,
     }
-    assert q1["thread_id"] == "toyrun:one:q1" and q1["seconds"] >= 0
+    assert q1["thread_id"] == thread_id("one", "q1") and q1["seconds"] >= 0
+    assert q1["settings_key"] == TOY_SETTINGS.key
     assert by_key[("two", "q3")]["metrics"]["em"] == 0.0  # "1889" for an unanswerable question
 
     # every question is a checkpointed thread that `hopgraph history` can replay
-    checkpoint = saver.get_tuple({"configurable": {"thread_id": "toyrun:two:q4"}})
+    checkpoint = saver.get_tuple({"configurable": {"thread_id": thread_id("two", "q4")}})
     assert checkpoint is not None and checkpoint.metadata["method"] == "two"
     assert checkpoint.metadata["index"] == "toy-index"
 
@@ -319,7 +332,7 @@ def test_a_finished_thread_whose_line_was_never_written_is_not_rerun(
     """A kill between the graph finishing and the line being written: the checkpoint has the answer."""
     earlier = Script()
     graph = scripted_graph(earlier, saver)
-    graph.invoke({"question": "question q2?"}, {"configurable": {"thread_id": "toyrun:m:q2"}})
+    graph.invoke({"question": "question q2?"}, {"configurable": {"thread_id": thread_id("m", "q2")}})
     again = Script()
     path = run_scripted(tmp_path / "run", {"m": again}, saver)
     q2 = next(r for r in results(path) if r["question_id"] == "q2")
@@ -391,3 +404,102 @@ def test_a_corrupt_results_file_stops_the_run_and_releases_it(tmp_path: Path, sa
         run_scripted(out, {"m": Script()}, saver)
     (out / "results.jsonl").write_text("", encoding="utf-8")
     assert len(results(run_scripted(out, {"m": Script()}, saver))) == 4
+
+
+def test_the_same_settings_resume_without_a_call(tmp_path: Path, saver: SqliteSaver) -> None:
+    out = tmp_path / "run"
+    run_scripted(out, {"m": Script()}, saver)
+    again = Script()
+    path = run_scripted(out, {"m": again}, saver)
+    assert sum(again.calls.values()) == 0 and len(results(path)) == 4
+    assert {r["settings_key"] for r in results(path)} == {TOY_SETTINGS.key}
+
+
+def test_a_changed_context_under_the_same_label_is_refused(tmp_path: Path, saver: SqliteSaver) -> None:
+    out = tmp_path / "run"
+    run_scripted(out, {"m": Script()}, saver)
+    before = read_records(out / "results.jsonl")
+    refused = Script()
+    message = (
+        f"{out} already holds results of 'm' with top_k=3 (now 6): use another --out, "
+        "or a variant label such as m+top_k=6"
+    )
+    with pytest.raises(ResultsError) as caught:
+        run_scripted(out, {"m": refused}, saver, context={"m": {"top_k": 6}})
+    assert str(caught.value) == message
+    # refused before any work: no call, and not even a run line claiming the new settings
+    assert sum(refused.calls.values()) == 0 and read_records(out / "results.jsonl") == before
+
+
+def test_a_changed_model_under_the_same_label_is_refused(tmp_path: Path, saver: SqliteSaver) -> None:
+    out = tmp_path / "run"
+    run_scripted(out, {"m": Script()}, saver)
+    with pytest.raises(ResultsError, match=r"with llm=scripted \(now other\): use another --out$"):
+        run_scripted(out, {"m": Script()}, saver, summary={"llm": "other"})
+
+
+def test_a_variant_label_with_the_new_value_runs_beside_the_old(tmp_path: Path, saver: SqliteSaver) -> None:
+    out = tmp_path / "run"
+    run_scripted(out, {"m": Script()}, saver)
+    kept, variant = Script(), Script()
+    context = {"m": {"top_k": 3}, "m+top_k=6": {"top_k": 6}}
+    path = run_scripted(out, {"m": kept, "m+top_k=6": variant}, saver, context=context)
+    assert sum(kept.calls.values()) == 0 and variant.calls["generate"] == 4
+    assert {c.top_k for c in variant.contexts} == {6}
+    keys = {r["method"]: r["settings_key"] for r in results(path)}
+    assert keys["m"] == TOY_SETTINGS.key != keys["m+top_k=6"]
+    answers = write_report(out).read_text(encoding="utf-8")
+    assert "| m | 4 | 0 |" in answers and "| m+top_k=6 | 4 | 0 |" in answers
+
+
+def test_other_settings_never_continue_a_thread_of_the_old_ones(tmp_path: Path, saver: SqliteSaver) -> None:
+    """q1 was stopped mid-graph under top_k 3 (a start cut off before its first answer leaves nothing to
+    mix, so other settings may run in its folder): with top_k 6 it starts afresh, on a thread of its own."""
+    with pytest.raises(KeyboardInterrupt):
+        scripted_graph(Script(interrupt_once=frozenset({"question q1?"})), saver).invoke(
+            {"question": "question q1?"}, {"configurable": {"thread_id": thread_id("m", "q1")}}
+        )
+    changed = Script()
+    path = run_scripted(tmp_path / "run", {"m": changed}, saver, context={"m": {"top_k": 6}})
+    q1 = next(r for r in results(path) if r["question_id"] == "q1")
+    assert q1["source"] == "fresh" and changed.calls["retrieve"] == 4
+    assert q1["thread_id"] != thread_id("m", "q1") and q1["settings_key"] != TOY_SETTINGS.key
+
+
+LEGACY_RESULTS = Path(__file__).parent / "fixtures" / "results_before_settings_keys.jsonl"
+
+
+@pytest.fixture
+def legacy_folder(tmp_path: Path) -> Path:
+    """A folder as the runner wrote it before settings keys: methods m and other on q1-q3 with
+    run_scripted's defaults, thread ids RUN:METHOD:QUESTION, no key on the run or result lines."""
+    out = tmp_path / "legacy"
+    out.mkdir()
+    (out / "results.jsonl").write_bytes(LEGACY_RESULTS.read_bytes())
+    return out
+
+
+def test_an_old_folder_still_reports(legacy_folder: Path) -> None:
+    answers = write_report(legacy_folder).read_text(encoding="utf-8")
+    assert "| m | 3 | 0 |" in answers and "| other | 3 | 0 |" in answers
+
+
+def test_an_old_folder_resumes_under_the_settings_its_run_line_recorded(
+    legacy_folder: Path, saver: SqliteSaver
+) -> None:
+    # q4 was stopped mid-graph by that older runner, on a thread named the old way
+    with pytest.raises(KeyboardInterrupt):
+        scripted_graph(Script(interrupt_once=frozenset({"question q4?"})), saver).invoke(
+            {"question": "question q4?"}, {"configurable": {"thread_id": "toyrun:m:q4"}}
+        )
+    scripts = {"m": Script(), "other": Script()}
+    path = run_scripted(legacy_folder, scripts, saver)
+    new = results(path)[6:]
+    assert sorted((r["method"], r["question_id"]) for r in new) == [("m", "q4"), ("other", "q4")]
+    by_method = {r["method"]: r for r in new}
+    assert by_method["m"]["source"] == "resumed" and by_method["m"]["thread_id"] == "toyrun:m:q4"
+    assert scripts["m"].calls == Counter(generate=1)  # retrieve had run before the stop
+    assert by_method["other"]["settings_key"] == TOY_SETTINGS.key
+
+    with pytest.raises(ResultsError, match="'m' with top_k=3 \\(now 6\\)"):
+        run_scripted(legacy_folder, {"m": Script()}, saver, context={"m": {"top_k": 6}})
