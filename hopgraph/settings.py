@@ -24,6 +24,11 @@ def _default_data_dir() -> Path:
     return Path(base) / "hopgraph"
 
 
+def _server(llm: str, base_url: str | None) -> str:
+    """Where a model's requests go: its base_url, or else its provider's own endpoint (`openai:...`)."""
+    return base_url or llm.split(":", 1)[0]
+
+
 class RoleSettings(BaseModel):
     """A per-role override (planner, generator, judge, summarizer ...); unset fields inherit the top level."""
 
@@ -49,7 +54,8 @@ class Settings(BaseSettings):
     base_url: str | None = None
     """An OpenAI-compatible server (vLLM, Ollama, llama.cpp server) for `openai:MODEL`."""
     api_key: str | None = None
-    """API key; for a keyless local server any placeholder is sent."""
+    """API key of the top-level server; for a keyless local server any placeholder is sent. Roles reaching
+    another server (their own base_url or provider) do not get it: give them their own."""
     roles: dict[str, RoleSettings] = Field(default_factory=dict)
     """Per-role overrides, e.g. [roles.generator] llm = "openai:gpt-4o-mini"."""
     timeout: float = 120.0
@@ -107,10 +113,16 @@ class Settings(BaseSettings):
         return self.checkpointer or f"sqlite:///{self.data_dir / 'checkpoints.sqlite'}"
 
     def role(self, name: str) -> RoleSettings:
-        """The effective model settings of a role: its override, falling back field by field."""
+        """The effective model settings of a role: its override, falling back field by field.
+
+        A role naming its own llm or base_url does not inherit base_url, and the top-level api_key goes
+        only to the top-level server: a key is a secret of the server it was issued by, and a role that
+        talks to another one (its own base_url, or another provider's endpoint) would hand it over there.
+        """
         own = self.roles.get(name, RoleSettings())
+        llm = own.llm or self.llm
+        base_url = own.base_url if own.llm or own.base_url else self.base_url
+        same_server = _server(llm, base_url) == _server(self.llm, self.base_url)
         return RoleSettings(
-            llm=own.llm or self.llm,
-            base_url=own.base_url if own.llm or own.base_url else self.base_url,
-            api_key=own.api_key or self.api_key,
+            llm=llm, base_url=base_url, api_key=own.api_key or (self.api_key if same_server else None)
         )

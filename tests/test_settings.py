@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from hopgraph import Settings
+from hopgraph.evaluate import model_identity, settings_summary
 from hopgraph.providers import ConfigError, build_chat_model
+from hopgraph.settings import RoleSettings
+from stores.index import BuildResult, IndexParams, Manifest
 
 
 @pytest.fixture
@@ -68,3 +73,99 @@ def test_an_openai_compatible_role_gets_base_url_and_a_placeholder_key(tmp_path:
     assert built.model_id == "openai:qwen@http://127.0.0.1:1/v1" and not built.exclusive
     assert str(built.model.openai_api_base) == "http://127.0.0.1:1/v1"
     assert built.model.max_retries == 5
+
+
+SECRET = "sk-top-level-secret"
+TOP_SERVER = "http://127.0.0.1:8000/v1"
+
+
+def servers(tmp_path: Path) -> Settings:
+    """A top-level server with its key, and roles on other servers, another endpoint and the same server."""
+    return Settings(
+        data_dir=tmp_path,
+        llm="openai:qwen",
+        base_url=TOP_SERVER,
+        api_key=SECRET,
+        roles={
+            "planner": RoleSettings(base_url="http://127.0.0.1:9000/v1"),
+            "judge": RoleSettings(base_url="http://127.0.0.1:9001/v1", api_key="sk-judge"),
+            "generator": RoleSettings(llm="openai:gpt-4o-mini"),  # OpenAI's own endpoint
+            "reasoner": RoleSettings(llm="openai:qwen-32b", base_url=TOP_SERVER),
+        },
+    )
+
+
+def summary_of(settings: Settings) -> dict[str, Any]:
+    """The settings summary an evaluation's run line records, over a stand-in index."""
+    manifest = Manifest(
+        name="eval-toy-0",
+        build_id="b",
+        corpus_hash="c",
+        corpus_path="/corpus",
+        embedding_model="all-MiniLM-L6-v2",
+        dimension=384,
+        params=IndexParams(),
+        documents=1,
+        chunks=1,
+        created_at="2026-11-22T00:00:00+00:00",
+        seconds=0.0,
+    )
+    return settings_summary(settings, BuildResult(manifest, "unchanged", 0.0))
+
+
+def test_a_role_with_its_own_server_gets_only_its_own_key(tmp_path: Path) -> None:
+    settings = servers(tmp_path)
+    assert settings.role("planner").api_key is None
+    assert settings.role("judge").api_key == "sk-judge"
+    assert settings.role("generator").api_key is None and settings.role("generator").base_url is None
+    # the same server as the top level: its key is meant for it
+    assert settings.role("reasoner").api_key == SECRET
+    # no override at all: the top-level server, with its key
+    assert settings.role("summarizer") == RoleSettings(llm="openai:qwen", base_url=TOP_SERVER, api_key=SECRET)
+    # what goes over the wire to the planner's server is the keyless placeholder, not the secret
+    planner = build_chat_model(settings.role("planner"), settings).model
+    assert planner.openai_api_key.get_secret_value() == "not-needed"
+
+
+def test_a_role_on_the_same_provider_endpoint_keeps_the_key(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        llm="openai:gpt-4o",
+        api_key=SECRET,
+        roles={"judge": RoleSettings(llm="openai:gpt-4o-mini"), "planner": RoleSettings(llm="anthropic:x")},
+    )
+    assert settings.role("judge").api_key == SECRET
+    assert settings.role("planner").api_key is None
+
+
+def test_no_key_reaches_the_settings_summary_of_a_run(tmp_path: Path) -> None:
+    """The summary is written into every run line of results.jsonl, a file meant to be shared."""
+    summary = summary_of(servers(tmp_path))
+    written = json.dumps(summary)
+    assert SECRET not in written and "sk-judge" not in written
+    assert "api_key" not in summary and "api_key" not in summary["roles"]["judge"]
+    assert summary["roles"]["judge"]["base_url"] == "http://127.0.0.1:9001/v1"
+    assert SECRET not in json.dumps(model_identity(summary))
+
+
+def test_the_model_identity_of_a_summary_names_each_role_model(tmp_path: Path) -> None:
+    """What an evaluation's settings key is made of, besides each method's context."""
+    assert model_identity(summary_of(servers(tmp_path))) == {
+        "llm": f"openai:qwen@{TOP_SERVER}",
+        "llm.generator": "openai:gpt-4o-mini",
+        "llm.judge": "openai:qwen@http://127.0.0.1:9001/v1",
+        "llm.planner": "openai:qwen@http://127.0.0.1:9000/v1",
+        "llm.reasoner": f"openai:qwen-32b@{TOP_SERVER}",
+        "local_model_path": None,
+        "embedding_model": "all-MiniLM-L6-v2",
+        "embedding_backend": "sentence-transformers",
+        "reranker": "hybrid",
+        "reranker_model": None,
+    }
+    # a role set to the model it would inherit is no other model, and the reranker a run line from
+    # before 2026-11-22 calls "none" is today's "embedding"
+    now = summary_of(
+        Settings(data_dir=tmp_path, roles={"judge": RoleSettings(llm="local")}, reranker="embedding")
+    )
+    assert model_identity(now) == model_identity({**now, "roles": {}, "reranker": "none"})
+    assert model_identity(now)["llm"] == "local" and "llm.judge" not in model_identity(now)
