@@ -247,10 +247,19 @@ class ChunkIndex:
         """
         self._client.close()
 
-    def _dense(self, query: str, k: int, where: dict[str, Any] | None) -> list[Hit]:
-        vector = self._embedder.embed([query])
+    def search_by_vector(
+        self, vector: np.ndarray | list[float], k: int, where: dict[str, Any] | None = None
+    ) -> list[Hit]:
+        """Return the `k` chunks nearest to `vector` (cosine), best first.
+
+        For methods that compute their query vectors themselves (TreeHop updates the query embedding from
+        hop to hop, with no text to embed). The vector must come from this index's embedding model
+        (`manifest.embedding_model`). Dense only: BM25 has no words to match. `where` as in `search`.
+        """
+        if k <= 0:
+            return []
         result = self._collection.query(
-            query_embeddings=vector,
+            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
             n_results=min(k, self.manifest.chunks),
             where=where or None,
             include=["documents", "metadatas", "distances"],
@@ -265,6 +274,9 @@ class ChunkIndex:
                 strict=True,
             )
         ]
+
+    def _dense(self, query: str, k: int, where: dict[str, Any] | None) -> list[Hit]:
+        return self.search_by_vector(self._embedder.embed([query])[0], k, where)
 
     def _bm25_search(self, query: str, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]]:
         mask = None
