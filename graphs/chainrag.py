@@ -18,29 +18,29 @@ from nodes.judge import JudgeSufficiency
 from nodes.protocols import GraphServices
 from nodes.rewrite import PrepareSubQuestion
 from nodes.sentence_retrieval import STOP_SUFFICIENT, ExpandSentences, SeedSentences
-from nodes.state import AnswerOutput, QuestionInput, SubQuestionState
+from nodes.state import AnswerOutput, ChainRAGState, QuestionInput
 from nodes.subanswer import AnswerSubQuestion
 
 
-def after_seed(state: SubQuestionState) -> str:
+def after_seed(state: ChainRAGState) -> str:
     return "answer_sub" if state.get("stop") else "expand"
 
 
-def after_expand(state: SubQuestionState) -> str:
+def after_expand(state: ChainRAGState) -> str:
     return "answer_sub" if state.get("stop") else "judge"
 
 
-def after_judge(state: SubQuestionState) -> str:
+def after_judge(state: ChainRAGState) -> str:
     return "answer_sub" if state.get("stop") == STOP_SUFFICIENT else "expand"
 
 
-def after_answer(state: SubQuestionState) -> str:
+def after_answer(state: ChainRAGState) -> str:
     return "prepare" if state["step"] < len(state["sub_questions"]) else "integrate"
 
 
 def build(services: GraphServices) -> StateGraph:
     graph = StateGraph(
-        SubQuestionState,
+        ChainRAGState,
         context_schema=ChainRAGContext,
         input_schema=QuestionInput,
         output_schema=AnswerOutput,

@@ -6,7 +6,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import DecompositionContext, context_of
 from nodes.llm import LLMGateway
-from nodes.state import SubQuestionState
+from nodes.state import SubQuestionsState
 from prompts import decompose
 
 
@@ -14,7 +14,7 @@ class Decompose:
     def __init__(self, llm: LLMGateway) -> None:
         self.llm = llm
 
-    def __call__(self, state: SubQuestionState, runtime: Runtime[DecompositionContext]) -> dict:
+    def __call__(self, state: SubQuestionsState, runtime: Runtime[DecompositionContext]) -> dict:
         ctx = context_of(runtime.context, DecompositionContext)
         reply = self.llm.complete("decomposer", decompose.messages(state["question"]), max_tokens=160)
         subs = decompose.parse(reply.text, state["question"], ctx.max_sub_questions)

@@ -16,7 +16,7 @@ from nodes.generate import first_line
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.sentence_retrieval import word_count
-from nodes.state import Evidence, SubQuestionState
+from nodes.state import ChainRAGState, Evidence
 from prompts import answer, integrate
 
 
@@ -45,7 +45,7 @@ class Integrate:
         self.llm = llm
         self.reranker = reranker
 
-    def __call__(self, state: SubQuestionState, runtime: Runtime[ChainRAGContext]) -> dict:
+    def __call__(self, state: ChainRAGState, runtime: Runtime[ChainRAGContext]) -> dict:
         ctx = context_of(runtime.context, ChainRAGContext)
         if ctx.integration == "answers":
             steps = [(sub["question"], sub["answer"]) for sub in state.get("solved", [])]

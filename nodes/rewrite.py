@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import ChainRAGContext, context_of
 from nodes.llm import LLMGateway
-from nodes.state import SubQuestionState
+from nodes.state import ChainRAGState
 from prompts import rewrite, summarize
 
 REFERRING_WORDS = (
@@ -33,7 +33,7 @@ class PrepareSubQuestion:
     def __init__(self, llm: LLMGateway) -> None:
         self.llm = llm
 
-    def __call__(self, state: SubQuestionState, runtime: Runtime[ChainRAGContext]) -> dict:
+    def __call__(self, state: ChainRAGState, runtime: Runtime[ChainRAGContext]) -> dict:
         ctx = context_of(runtime.context, ChainRAGContext)
         step = state.get("step", 0)
         asked = state["sub_questions"][step]

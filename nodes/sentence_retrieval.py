@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import ChainRAGContext, context_of
 from nodes.protocols import IndexProvider, Reranker
-from nodes.state import Evidence, SubQuestionState, evidence_from
+from nodes.state import ChainRAGState, Evidence, evidence_from
 from stores.protocols import Embedder
 
 STOP_SUFFICIENT, STOP_WORD_LIMIT, STOP_EXHAUSTED, STOP_NO_GRAPH = (
@@ -39,7 +39,7 @@ class SeedSentences:
         self.indexes = indexes
         self.reranker = reranker
 
-    def __call__(self, state: SubQuestionState, runtime: Runtime[ChainRAGContext]) -> dict:
+    def __call__(self, state: ChainRAGState, runtime: Runtime[ChainRAGContext]) -> dict:
         ctx = context_of(runtime.context, ChainRAGContext)
         hop = state.get("step", 0) + 1
         index = self.indexes.open(ctx.index)
@@ -60,7 +60,7 @@ class ExpandSentences:
         self.indexes = indexes
         self.embedder = embedder
 
-    def __call__(self, state: SubQuestionState, runtime: Runtime[ChainRAGContext]) -> dict:
+    def __call__(self, state: ChainRAGState, runtime: Runtime[ChainRAGContext]) -> dict:
         ctx = context_of(runtime.context, ChainRAGContext)
         graph = self.indexes.open(ctx.index).sentence_graph
         gathered = list(state.get("gathered", []))

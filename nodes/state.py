@@ -17,7 +17,19 @@ from stores.documents import Span
 
 
 class Evidence(TypedDict):
-    """One retrieved passage, traceable to the corpus."""
+    """One retrieved passage, traceable to the corpus.
+
+    `hop` means the same for every method: the retrieval round that first found the passage, 1 being the
+    first retrieval for the question. Iterative methods (IR-CoT, Iter-RetGen, ReSP, TreeHop) count their
+    rounds. Methods that split the question count a sub-question's retrieval as the round of its 1-based
+    position, whether the sub-questions run one after another (ChainRAG: the seeds and every graph
+    expansion of sub-question i are hop i) or in parallel `Send` branches (query decomposition). Found
+    again later, a passage keeps its smallest hop (`merge_evidence`). Hop-conditioned metrics read it.
+
+    No method needs a separate per-sub-question field yet: where sub-question and round coincide, hop is
+    the grouping (ChainRAG's rewrite step finds an unanswered sub-question's evidence by its hop). A method
+    with several retrieval rounds per sub-question would add one.
+    """
 
     id: str
     doc_id: str
@@ -63,14 +75,20 @@ def evidence_from(span: Span, score: float, hop: int) -> Evidence:
 
 
 def merge_evidence(existing: list[Evidence], new: list[Evidence]) -> list[Evidence]:
-    """Append new evidence, keeping the first (earliest-hop) copy of any id seen twice."""
-    seen = {item["id"] for item in existing}
-    merged = list(existing)
-    for item in new:
-        if item["id"] not in seen:
-            seen.add(item["id"])
-            merged.append(item)
-    return merged
+    """One copy per id, the one with the smallest hop, in hop order; within a hop, in arrival order.
+
+    Methods that retrieve round after round add evidence in hop order, so for them this is appending
+    without duplicates (the first copy is kept). Parallel branches (`Send`) finish in any order: a passage
+    first reported by a later hop moves to the earlier hop that also found it, and the merged list comes
+    out the same whichever branch finished first.
+    """
+    kept: dict[str, Evidence] = {}
+    for item in [*existing, *new]:
+        earlier = kept.get(item["id"])
+        if earlier is None or item["hop"] < earlier["hop"]:
+            kept.pop(item["id"], None)  # re-inserted: the winning copy takes its own arrival position
+            kept[item["id"]] = item
+    return sorted(kept.values(), key=lambda item: item["hop"])
 
 
 class QuestionInput(TypedDict):
@@ -105,19 +123,63 @@ class SubAnswer(TypedDict):
     answered: bool
 
 
-class SubQuestionState(QAState, total=False):
-    """State of methods that work through sub-questions one at a time (ChainRAG, decomposition RAG).
+class SubQuestionsState(QAState, total=False):
+    """State of methods that split the question and answer the sub-questions one after another.
 
-    `gathered` is the working set of the current sub-question, in the order it was gathered (which is the
-    order the prompts show it, so each expansion only appends to the prompt). When a sub-question is
-    finished its gathered evidence moves into `evidence` with hop = its 1-based position.
+    `solved` holds the finished sub-questions in the order they were solved, which is their order in
+    `sub_questions`. Methods that answer them in parallel branches use `BranchedSubQuestionsState`.
     """
 
     sub_questions: list[str]
+    solved: Annotated[list[SubAnswer], operator.add]
+
+
+class ChainRAGState(SubQuestionsState, total=False):
+    """ChainRAG's cursor over its sub-questions.
+
+    `step` is the 0-based position of the current sub-question and `query` its text as retrieved with
+    (rewritten when it pointed at an earlier answer); `notes` carries summaries of unanswered earlier
+    sub-questions. `gathered` is the current sub-question's working set, in the order it was gathered (the
+    order the prompts show it, so each expansion only appends to the prompt); `expansions` counts graph
+    expansions and `stop` says why gathering ended. A finished sub-question's gathered evidence moves into
+    `evidence` with hop = its 1-based position.
+    """
+
     step: int
     query: str
     notes: str
     gathered: list[Evidence]
     expansions: int
     stop: str
-    solved: Annotated[list[SubAnswer], operator.add]
+
+
+class SubQuestionBranch(TypedDict):
+    """What one parallel branch receives through `Send`: its sub-question and its 1-based position, which
+    is also the hop its retrieval records."""
+
+    sub_question: str
+    position: int
+
+
+class BranchAnswer(SubAnswer):
+    """A sub-question answered in a parallel branch, with the position that orders it among the others."""
+
+    position: int
+
+
+def merge_by_position(existing: list[BranchAnswer], new: list[BranchAnswer]) -> list[BranchAnswer]:
+    """Branch answers in position order, whichever branch finished first (one answer per position: a
+    position answered again keeps the newer answer)."""
+    by_position = {answer["position"]: answer for answer in [*existing, *new]}
+    return [by_position[position] for position in sorted(by_position)]
+
+
+class BranchedSubQuestionsState(QAState, total=False):
+    """State of methods that fan out one `Send` branch per sub-question (query decomposition).
+
+    The keys of `SubQuestionsState`, but branches finish in any order, so `solved` is merged by position;
+    evidence from the branches merges by `merge_evidence`, each passage at the smallest hop that found it.
+    """
+
+    sub_questions: list[str]
+    solved: Annotated[list[BranchAnswer], merge_by_position]

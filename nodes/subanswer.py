@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from nodes.context import RetrievalContext, context_of
 from nodes.generate import first_line
 from nodes.llm import LLMGateway
-from nodes.state import SubAnswer, SubQuestionState
+from nodes.state import ChainRAGState, SubAnswer
 from prompts import reader
 
 
@@ -15,7 +15,7 @@ class AnswerSubQuestion:
     def __init__(self, llm: LLMGateway) -> None:
         self.llm = llm
 
-    def __call__(self, state: SubQuestionState, runtime: Runtime[RetrievalContext]) -> dict:
+    def __call__(self, state: ChainRAGState, runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, RetrievalContext)
         step, gathered = state.get("step", 0), state.get("gathered", [])
         reply = self.llm.complete(
