@@ -1,21 +1,102 @@
-"""Retrieve: search an index with the question and add the hits to the evidence."""
+"""Retrieve: search the run's index with a query taken from the state and add the hits to the evidence.
+
+One node serves every method that retrieves chunks; a graph builds it with where its query comes from and
+which retrieval round (hop) the hits count as. NaiveRAG uses the defaults (the question, hop 1); IR-CoT
+retrieves with its last chain-of-thought sentence, Iter-RetGen with the question and its last generation,
+ReSP and decomposition branches with a sub-question, each at its own hop; TreeHop searches with query
+vectors it computes, Multi-Meta-RAG with a metadata filter it extracted.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping, Sequence
+from operator import itemgetter
+from typing import Any, TypeVar
+
 from langgraph.runtime import Runtime
 
-from nodes.context import RetrievalContext, context_of
+from nodes.context import RetrievalContext, RetrievalMode, context_of
 from nodes.protocols import IndexProvider
-from nodes.state import QAState, evidence_from
+from nodes.state import Evidence, evidence_from
+from stores.index import ChunkIndex
+
+T = TypeVar("T")
+State = Mapping[str, Any]
+FromState = str | Callable[[State], T]
+"""Where a node parameter comes from: a state key, or a function of the state."""
+Query = str | Sequence[float]
+"""Text (searched in the run's retrieval mode) or a vector in the index's embedding space (dense search)."""
+Where = dict[str, Any] | None
+
+
+def search_evidence(
+    index: ChunkIndex,
+    query: Query,
+    k: int,
+    hop: int,
+    *,
+    mode: RetrievalMode = "hybrid",
+    where: Where = None,
+    exclude: Collection[str] = frozenset(),
+) -> list[Evidence]:
+    """The `k` best chunks for `query` as evidence recorded at `hop`, best first, none of them in `exclude`.
+
+    Excluded ids are dropped from a search for k + len(exclude) chunks, so k new chunks come back however
+    the excluded ones ranked (fewer only when the index, or its `where` filter, holds fewer).
+    """
+    depth = k + len(exclude)
+    if isinstance(query, str):
+        hits = index.search(query, depth, mode=mode, where=where)
+    else:
+        hits = index.search_by_vector(query, depth, where=where)
+    fresh = [hit for hit in hits if hit.chunk.id not in exclude][:k]
+    return [evidence_from(hit.chunk, hit.score, hop) for hit in fresh]
+
+
+def _from_state(source: FromState[T]) -> Callable[[State], T]:
+    return source if callable(source) else itemgetter(source)
 
 
 class Retrieve:
-    """Single-shot retrieval for the question (NaiveRAG's only retrieval step)."""
+    """Retrieval as a node, parameterised when the graph is built.
 
-    def __init__(self, indexes: IndexProvider) -> None:
+    - `query`: the state key holding the query, or a function of the state (e.g. the question joined with
+      the last generation). Text is searched in the run's `retrieval_mode`; a vector by vector.
+    - `hop`: the retrieval round the hits count as (see `nodes.state.Evidence`): a number, a state key
+      or a function of the state.
+    - `where`: a Chroma metadata filter, from a state key or a function of the state (None: no filter).
+    - `exclude_seen`: leave out chunks already in `evidence` and still return `top_k` new ones, for
+      methods whose later rounds should add to what earlier rounds found rather than find it again.
+
+    The state is annotated as a plain Mapping on purpose: LangGraph hands a node annotated with a TypedDict
+    only that TypedDict's keys, and the key this node reads is the graph's choice.
+    """
+
+    def __init__(
+        self,
+        indexes: IndexProvider,
+        *,
+        query: FromState[Query] = "question",
+        hop: int | FromState[int] = 1,
+        where: FromState[Where] | None = None,
+        exclude_seen: bool = False,
+    ) -> None:
         self.indexes = indexes
+        self.query = _from_state(query)
+        self.hop = (lambda _state: hop) if isinstance(hop, int) else _from_state(hop)
+        self.where = (lambda _state: None) if where is None else _from_state(where)
+        self.exclude_seen = exclude_seen
 
-    def __call__(self, state: QAState, runtime: Runtime[RetrievalContext]) -> dict:
+    def __call__(self, state: State, runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, RetrievalContext)
-        hits = self.indexes.open(ctx.index).search(state["question"], ctx.top_k, mode=ctx.retrieval_mode)
-        return {"evidence": [evidence_from(hit.chunk, hit.score, hop=1) for hit in hits]}
+        seen = {item["id"] for item in state.get("evidence", [])} if self.exclude_seen else frozenset()
+        evidence = search_evidence(
+            self.indexes.open(ctx.index),
+            self.query(state),
+            ctx.top_k,
+            self.hop(state),
+            mode=ctx.retrieval_mode,
+            where=self.where(state),
+            exclude=seen,
+        )
+        return {"evidence": evidence}
