@@ -1,11 +1,15 @@
 """Per-run parameters (LangGraph `context_schema`): what Studio shows and lets you edit for a run.
 
 Only plain values live here; loaded models and opened indexes are handed to nodes when the graph is built.
+Each field carries its description in `field(metadata={"description": ...})`: pydantic, which builds the
+JSON schema LangGraph serves to Studio, reads that (attribute docstrings it does not), so Studio shows
+what every parameter means. A subclass whose method counts a field differently redeclares it with its own
+description (`top_k`: passages for the question, seed sentences per sub-question ...).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
@@ -16,14 +20,22 @@ C = TypeVar("C")
 class RetrievalContext:
     """Parameters every retrieve-then-answer method shares."""
 
-    index: str = "default"
-    """Name of the index to search (built by `hopgraph index PATH --name NAME`)."""
-    top_k: int = 5
-    """How many passages a retrieval step keeps."""
-    retrieval_mode: RetrievalMode = "hybrid"
-    """dense (Chroma), bm25, or hybrid (reciprocal-rank fusion of both)."""
-    max_answer_tokens: int = 32
-    """Token budget of the final answer: benchmark answers are short spans."""
+    index: str = field(
+        default="default",
+        metadata={"description": "Name of the index to search (built by `hopgraph index PATH --name NAME`)."},
+    )
+    top_k: int = field(default=5, metadata={"description": "Passages retrieved for the question."})
+    retrieval_mode: RetrievalMode = field(
+        default="hybrid",
+        metadata={
+            "description": "How passages are searched: dense (Chroma), bm25, or hybrid "
+            "(reciprocal-rank fusion of both)."
+        },
+    )
+    max_answer_tokens: int = field(
+        default=32,
+        metadata={"description": "Token budget of the final answer: benchmark answers are short spans."},
+    )
 
 
 def context_of(runtime_context: C | None, schema: type[C]) -> C:
@@ -35,8 +47,14 @@ def context_of(runtime_context: C | None, schema: type[C]) -> C:
 class DecompositionContext(RetrievalContext):
     """Methods that first split the question into sub-questions."""
 
-    max_sub_questions: int = 4
-    """Cap on the decomposer's list (the paper's prompt asks for usually two)."""
+    top_k: int = field(default=5, metadata={"description": "Passages retrieved for each sub-question."})
+    max_sub_questions: int = field(
+        default=4,
+        metadata={
+            "description": "Cap on the decomposer's list of sub-questions (the paper's prompt asks for "
+            "usually two)."
+        },
+    )
 
 
 IntegrationMode = Literal["answers", "contexts"]
@@ -46,21 +64,45 @@ IntegrationMode = Literal["answers", "contexts"]
 class ChainRAGContext(DecompositionContext):
     """ChainRAG's parameters, paper defaults (k=3 seeds, 100 candidates, 3000-word limit) and ablations."""
 
-    top_k: int = 3
-    """Seed sentences per sub-question (the paper's k)."""
-    candidates: int = 100
-    """Sentences kept by the embedding pre-filter before reranking."""
-    word_limit: int = 3000
-    """Expansion stops once the gathered sentences reach this many words."""
-    integration: IntegrationMode = "answers"
-    """answers = AnsInt (sub-questions and their answers); contexts = CxtInt (reranked sentences)."""
-    rewrite: bool = True
-    """Ablation switch: rewrite sub-questions that refer to earlier answers."""
-    ec_edges: bool = True
-    """Ablation switch: entity co-occurrence edges."""
-    ss_edges: bool = True
-    """Ablation switch: semantic similarity edges."""
-    sa_edges: bool = True
-    """Ablation switch: structural adjacency edges."""
-    use_graph: bool = True
-    """Ablation switch: False retrieves chunks (as NaiveRAG) instead of sentences, with no expansion."""
+    top_k: int = field(
+        default=3,
+        metadata={
+            "description": "Seed sentences per sub-question (the paper's k); chunks per sub-question "
+            "when use_graph is off."
+        },
+    )
+    candidates: int = field(
+        default=100,
+        metadata={"description": "Sentences kept by the embedding pre-filter before reranking."},
+    )
+    word_limit: int = field(
+        default=3000,
+        metadata={"description": "Expansion stops once the gathered sentences reach this many words."},
+    )
+    integration: IntegrationMode = field(
+        default="answers",
+        metadata={
+            "description": "answers = AnsInt (sub-questions and their answers); contexts = CxtInt "
+            "(reranked sentences)."
+        },
+    )
+    rewrite: bool = field(
+        default=True,
+        metadata={"description": "Ablation switch: rewrite sub-questions that refer to earlier answers."},
+    )
+    ec_edges: bool = field(
+        default=True, metadata={"description": "Ablation switch: entity co-occurrence (EC) edges."}
+    )
+    ss_edges: bool = field(
+        default=True, metadata={"description": "Ablation switch: semantic similarity (SS) edges."}
+    )
+    sa_edges: bool = field(
+        default=True, metadata={"description": "Ablation switch: structural adjacency (SA) edges."}
+    )
+    use_graph: bool = field(
+        default=True,
+        metadata={
+            "description": "Ablation switch: off retrieves chunks (as NaiveRAG) instead of sentences, "
+            "with no expansion."
+        },
+    )

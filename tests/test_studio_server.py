@@ -138,6 +138,18 @@ def test_context_schema_is_what_studio_offers_for_editing(studio: str) -> None:
     assert {"retrieve", "generate"} <= {node["id"] for node in drawn["nodes"]}
 
 
+@pytest.mark.parametrize("graph_id", sorted(METHODS))
+def test_studio_shows_what_every_context_field_means(studio: str, graph_id: str) -> None:
+    """The server's schema (what Studio's context form renders) carries each field's description."""
+    assistant = _assistant_id(studio, graph_id)
+    response = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0)
+    assert response.status_code == 200, response.text
+    properties = response.json()["context_schema"]["properties"]
+    assert {"index", "top_k"} <= set(properties)
+    undescribed = [name for name, prop in properties.items() if not prop.get("description", "").strip()]
+    assert not undescribed, f"{graph_id}: Studio shows no description for {undescribed}"
+
+
 def test_input_and_output_schemas_serialise_for_studio(studio: str) -> None:
     """Studio builds its input form from input_schema and shows output_schema; null means it cannot.
 

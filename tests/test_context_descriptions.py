@@ -1,0 +1,39 @@
+"""Every per-run parameter says what it means in the JSON schema Studio renders (the context form).
+
+Studio shows a field's `description` beside it; without one a form of "Ec Edges" and "Top K" explains
+nothing. The schema is the compiled graph's `get_context_jsonschema()`, what `langgraph dev` serves.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from graphs.registry import METHODS
+
+NO_SERVICES = SimpleNamespace(llm=None, indexes=None, embedder=None, reranker=None, nlp=None)
+"""Builders only hand services to node constructors, so a graph compiles (for its schema) without them."""
+
+
+def context_properties(method: str) -> dict[str, Any]:
+    schema = METHODS[method](NO_SERVICES).compile().get_context_jsonschema()
+    assert schema is not None, f"{method} has no context schema"
+    return schema["properties"]
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_context_field_has_a_description(method: str) -> None:
+    properties = context_properties(method)
+    assert properties
+    undescribed = [name for name, prop in properties.items() if not prop.get("description", "").strip()]
+    assert not undescribed, f"{method}: no description for {undescribed}"
+
+
+def test_top_k_says_what_it_counts_for_each_method() -> None:
+    def top_k(method: str) -> str:
+        return context_properties(method)["top_k"]["description"].lower()
+
+    assert "passages retrieved for the question" in top_k("naive")
+    assert "seed sentences per sub-question" in top_k("chainrag")
