@@ -41,7 +41,7 @@ def main() -> None:
     build = index_corpus(bench.corpus, "bench-sentence-graph-609", settings, method="chainrag")
     print(f"index: {build.status}, {time.perf_counter() - started:.0f} s")
     services = services_for(settings)
-    graph = services.indexes.open("bench-sentence-graph-609").sentence_graph
+    graph = services.indexes.open("bench-sentence-graph-609").extra("sentence_graph")
     rerankers = {
         "embedding (cosine)": EmbeddingSimilarityReranker(services.embedder),
         "hybrid (cosine + BM25, RRF)": HybridReranker(services.embedder),

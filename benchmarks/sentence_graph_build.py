@@ -2,7 +2,7 @@
 
 The floor is ../shared/peers/sentence_graph_floor.py, run as it is on the same documents in this same
 command (so both see the same machine load): spaCy over every article, MiniLM over every sentence, a
-blocked top-10 similarity search. The build is `IndexStore.build(..., sentence_graph=...)` with the
+blocked top-10 similarity search. The build is `IndexStore.build(..., extras=...)` with the
 chunk index of the same corpus already current, so it times what adding the graph to an index costs:
 the sentence graph itself plus copying the chunk part into the new build (chunking and embedding the
 chunks is the chunk index's cost, the same with or without a graph, and is done untimed beforehand).
@@ -77,10 +77,16 @@ def main() -> None:
     nlp, embedder = services.nlp, services.embedder
     started = time.perf_counter()
     result = store.build(
-        name, docs, embedder, chunking, StageClock(), sentence_graph=SentenceGraphParams(), nlp=nlp
+        name,
+        docs,
+        embedder,
+        chunking,
+        StageClock(),
+        extras={"sentence_graph": SentenceGraphParams()},
+        models={"nlp": nlp},
     )
     total = time.perf_counter() - started
-    info = result.manifest.sentence_graph
+    info = result.manifest.extras.get("sentence_graph")
     assert info is not None and result.status == "built", result.status
     passes = info.seconds
     # spaCy and the embedder overlap: their wall time is spaCy's plus the wait for the embedder after it.

@@ -17,8 +17,11 @@ METHODS: dict[str, Builder] = {
     "chainrag": chainrag.build,
 }
 
-# Methods whose index needs a sentence graph as well as chunks (`hopgraph index ... --method NAME`).
-SENTENCE_GRAPH_METHODS = frozenset({"chainrag"})
+# The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index
+# --method NAME` builds them, and an evaluation's index holds those of every method it runs.
+METHOD_EXTRAS: dict[str, tuple[str, ...]] = {
+    "chainrag": ("sentence_graph",),
+}
 
 
 class UnknownMethodError(HopgraphError):
@@ -32,3 +35,9 @@ def builder(method: str) -> Builder:
         raise UnknownMethodError(
             f"Unknown method {method!r}; available: {', '.join(sorted(METHODS))}."
         ) from None
+
+
+def extras_for(method: str) -> tuple[str, ...]:
+    """The index extras `method` needs; an unknown method is an error, not an index without extras."""
+    builder(method)
+    return METHOD_EXTRAS.get(method, ())

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from graphs.registry import METHODS, SENTENCE_GRAPH_METHODS, builder
+from graphs.registry import METHODS, builder, extras_for
 from hopgraph.providers import ConfigError, Services
 from hopgraph.settings import Settings
 from stores.documents import Document
+from stores.extra_registry import extra_named, in_build_order
 from stores.index import BuildResult, IndexParams
-from stores.sentence_graph import SentenceGraphParams
 
 _services: dict[str, Services] = {}
 _savers: dict[str, BaseCheckpointSaver] = {}
@@ -92,31 +93,30 @@ def index_corpus(
     settings: Settings | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     method: str | None = None,
+    extras: Sequence[str] | None = None,
 ) -> BuildResult:
     """Build (or resume, or confirm unchanged) the index NAME from a corpus path or documents.
 
-    `method` adds what that method retrieves from beyond chunks (ChainRAG: the sentence graph), so one
-    index serves the method and its baselines. Without one, a rebuild keeps what the current build of NAME
-    has: re-indexing an edited corpus must not silently drop the sentence graph ChainRAG runs on.
+    `method` builds exactly the index extras that method retrieves from beyond chunks (graphs.registry;
+    `naive` has none, so it drops any the index had), so one index serves the method and its baselines.
+    Without one, a rebuild keeps the extras the current build of NAME has, with their parameters:
+    re-indexing an edited corpus must not silently drop what a method runs on. `extras` adds extras by
+    name (`hopgraph index --with NAME`); on an unchanged corpus only they are built.
     """
     settings = settings or Settings()
     services = services_for(settings)
+    store = services.indexes.store
     params = IndexParams(chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
-    graph: SentenceGraphParams | None = None
+    wanted: dict[str, Any] = {}
     if method is not None:
-        builder(method)  # an unknown method is an error here too, not a silently chunk-only index
-        graph = SentenceGraphParams() if method in SENTENCE_GRAPH_METHODS else None
-    elif (current := services.indexes.store.current_manifest(name)) and current.sentence_graph:
-        graph = current.sentence_graph.params
-    return services.indexes.store.build(
-        name,
-        path,
-        services.embedder,
-        params,
-        progress=progress,
-        sentence_graph=graph,
-        nlp=services.nlp if graph else None,
-    )
+        wanted = {extra: extra_named(extra).params_type() for extra in extras_for(method)}
+    elif (current := store.current_manifest(name)) is not None:
+        wanted = {extra: info.params for extra, info in current.extras.items()}
+    for extra in extras or ():
+        wanted.setdefault(extra, extra_named(extra).params_type())
+    # an extra's models are named after the Services attribute that provides them; none loads unneeded
+    models = {model: getattr(services, model) for extra in in_build_order(wanted) for model in extra.models}
+    return store.build(name, path, services.embedder, params, progress=progress, extras=wanted, models=models)
 
 
 def methods() -> list[str]:

@@ -20,6 +20,7 @@ from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.progress import LoggedProgress
 from hopgraph.settings import Settings
 from stores.errors import HopgraphError
+from stores.extra_registry import EXTRAS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
 console = Console()
@@ -44,7 +45,13 @@ def _progress() -> LoggedProgress:
     )
 
 
-def _index(path: Path | str, name: str, settings: Settings, method: str | None = None) -> None:
+def _index(
+    path: Path | str,
+    name: str,
+    settings: Settings,
+    method: str | None = None,
+    extras: list[str] | None = None,
+) -> None:
     from hopgraph.api import index_corpus
 
     with _progress() as bar:
@@ -55,10 +62,11 @@ def _index(path: Path | str, name: str, settings: Settings, method: str | None =
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
-        result = index_corpus(path, name, settings, progress=report, method=method)
+        result = index_corpus(path, name, settings, progress=report, method=method, extras=extras)
     m = result.manifest
+    with_extras = f", with {', '.join(m.extras)}" if m.extras else ""
     console.print(
-        f"[bold]{name}[/]: {result.status} — {m.documents} documents, {m.chunks} chunks, "
+        f"[bold]{name}[/]: {result.status} — {m.documents} documents, {m.chunks} chunks{with_extras}, "
         f"{m.embedding_model}, chunk {m.params.chunk_size}/{m.params.chunk_overlap} tokens, "
         f"{result.seconds:.1f} s"
     )
@@ -77,14 +85,22 @@ def index(
     method: Annotated[
         str | None,
         typer.Option(
-            help="Also build what this method retrieves from (chainrag: the sentence graph); "
-            "default: keep what the index has"
+            help="Build exactly the index extras this method retrieves from beyond chunks (naive: "
+            "none); default: keep the extras the index has"
+        ),
+    ] = None,
+    with_extras: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--with",
+            help=f"Also build this index extra ({', '.join(EXTRAS)}; repeatable); an unchanged corpus "
+            "keeps its chunks and other extras, and only the new extra is built",
         ),
     ] = None,
 ) -> None:
     """Build an index of your corpus (atomic; resumes if interrupted; unchanged corpus is a no-op)."""
     overrides = {k: v for k, v in {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap}.items() if v}
-    _index(path, name, Settings(**overrides), method)
+    _index(path, name, Settings(**overrides), method, with_extras)
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
@@ -99,11 +115,12 @@ def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
             console.print(f"  [yellow]{key}[/]: {value}")
     for usage in update.get("usage", []):
         cached = " (response cache)" if usage["cache_hits"] else ""
+        echoes = f", [red]{usage['echoes']} echo(es) of the prompt[/]" if usage.get("echoes") else ""
         console.print(
             f"  [magenta]LLM[/] {usage['role']}: {usage['calls']} call, "
             f"{usage['prompt_tokens']} prompt tokens "
             f"({usage['cached_tokens']} reused), {usage['completion_tokens']} completion, "
-            f"{usage['seconds']:.2f} s{cached}"
+            f"{usage['seconds']:.2f} s{cached}{echoes}"
         )
 
 

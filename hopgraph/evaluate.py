@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from evals.datasets import Benchmark, DatasetName, load_benchmark
 from evals.report import write_report
 from evals.runner import ProgressFn, recorded_run_name, run
-from graphs.registry import SENTENCE_GRAPH_METHODS
+from graphs.registry import extras_for
 from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
 from hopgraph.providers import ConfigError
@@ -157,10 +157,10 @@ def evaluate(
     contexts = _variant_contexts(variants, compiled, context or {})
     benchmark = load_benchmark(dataset, data_path, limit)
     name = index_name(benchmark)
-    # one index serves every method of the run: with the sentence graph when any method retrieves from it
-    # (and, without one, whatever the index already has, so a baseline run never drops a built graph)
-    needs_graph = next((v.method for v in variants if v.method in SENTENCE_GRAPH_METHODS), None)
-    built = index_corpus(benchmark.corpus, name, settings, progress=index_progress, method=needs_graph)
+    # one index serves every method of the run: with every extra a method of the run retrieves from, and
+    # whatever else the index already has, so a baseline run never drops an extra built earlier
+    needed = sorted({extra for v in variants for extra in extras_for(v.method)})
+    built = index_corpus(benchmark.corpus, name, settings, progress=index_progress, extras=needed)
     graph_of = {v.label: compiled[v.method] for v in variants}
     run(
         benchmark,

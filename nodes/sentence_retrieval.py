@@ -47,7 +47,7 @@ class SeedSentences:
             hits = index.search(state["query"], ctx.top_k, mode=ctx.retrieval_mode)
             gathered = [evidence_from(hit.chunk, hit.score, hop) for hit in hits]
             return {"gathered": gathered, "stop": STOP_NO_GRAPH}
-        graph = index.sentence_graph
+        graph = index.extra("sentence_graph")
         ids = [sentence_id for sentence_id, _ in graph.candidates(state["query"], ctx.candidates)]
         candidates = graph.sentences(ids)
         scores = self.reranker.score(state["query"], [s.text for s in candidates], graph.embeddings(ids))
@@ -62,7 +62,7 @@ class ExpandSentences:
 
     def __call__(self, state: ChainRAGState, runtime: Runtime[ChainRAGContext]) -> dict:
         ctx = context_of(runtime.context, ChainRAGContext)
-        graph = self.indexes.open(ctx.index).sentence_graph
+        graph = self.indexes.open(ctx.index).extra("sentence_graph")
         gathered = list(state.get("gathered", []))
         expansions = state.get("expansions", 0) + 1
         neighbours = list(graph.neighbors([item["id"] for item in gathered], enabled_edges(ctx)))

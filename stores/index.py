@@ -4,14 +4,14 @@ Layout under the store's root:
 
     NAME/builds/<build_id>/chroma/          Chroma collection "chunks" (vectors, chunk text, metadata)
     NAME/builds/<build_id>/bm25.json.gz     BM25 over the same chunks
-    NAME/builds/<build_id>/sentences/       ChainRAG's sentence graph, when asked for (stores.sentence_graph;
-                                            its sentences are also the Chroma collection "sentences")
+    NAME/builds/<build_id>/<extra folder>/  each extra the build was asked for (stores.extras), which may
+                                            also add collections to the Chroma database
     NAME/builds/<build_id>/manifest.json    what was indexed and how; written last
     NAME/builds/<build_id>/.incomplete      present while the build is running
     NAME/current -> builds/<build_id>       switched atomically once a build is complete
 
-The build id is a hash of the corpus, the embedding model and the chunking parameters (plus the
-sentence graph's parameters and spaCy model when a graph is built), so the same
+The build id is a hash of the corpus, the embedding model and the chunking parameters (plus each
+extra's key: its parameters and the identity of the models it is built with), so the same
 inputs always land in the same folder: rebuilding an unchanged corpus is a no-op, and a build that was
 interrupted resumes where it stopped (chunks already in Chroma are not embedded again). Readers only
 ever follow `current`, so the previous index answers queries until the new one is complete.
@@ -27,7 +27,8 @@ import re
 import shutil
 import threading
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -41,19 +42,10 @@ from stores.bm25 import BM25Index, reciprocal_rank_fusion
 from stores.chunking import Chunk, chunk_document
 from stores.documents import Document, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
+from stores.extra_registry import EXTRAS, extra_named, in_build_order
+from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource
 from stores.files import batches, write_atomic
-from stores.protocols import Embedder, NLPPipeline
-from stores.sentence_graph import (
-    SENTENCE_COLLECTION,
-    SENTENCES_DIR,
-    Progress,
-    SentenceGraph,
-    SentenceGraphInfo,
-    SentenceGraphMissingError,
-    SentenceGraphParams,
-    build_sentence_graph,
-    pipeline_identity,
-)
+from stores.protocols import Embedder, Progress
 
 SearchMode = Literal["dense", "bm25", "hybrid"]
 BuildStatus = Literal["built", "unchanged", "resumed"]
@@ -93,7 +85,7 @@ class Manifest:
     chunks: int
     created_at: str
     seconds: float
-    sentence_graph: SentenceGraphInfo | None = None
+    extras: dict[str, Any] = field(default_factory=dict)  # extra name -> its info, in build order
 
     def to_json(self) -> str:
         """Serialise for manifest.json (indented: people read it to see what an index holds)."""
@@ -101,11 +93,18 @@ class Manifest:
 
     @classmethod
     def from_json(cls, text: str) -> Manifest:
-        """Parse manifest.json back, restoring the nested IndexParams and sentence graph info."""
+        """Parse manifest.json back, restoring the nested IndexParams and each extra's info.
+
+        Manifests written before extras existed hold an extra's info in its own top-level field (null
+        when the build lacks it); those builds load as if written now.
+        """
         data = json.loads(text)
         data["params"] = IndexParams(**data["params"])
-        if data.get("sentence_graph") is not None:
-            data["sentence_graph"] = SentenceGraphInfo.from_dict(data["sentence_graph"])
+        extras = data.pop("extras", {})
+        for extra in EXTRAS.values():
+            if extra.legacy_field is not None and (info := data.pop(extra.legacy_field, None)) is not None:
+                extras[extra.name] = info
+        data["extras"] = {name: extra_named(name).info_from_dict(info) for name, info in extras.items()}
         return cls(**data)
 
 
@@ -164,8 +163,8 @@ class ChunkIndex:
         self.manifest = manifest
         self._embedder = embedder
         self._build_dir = build_dir
-        self._graph: SentenceGraph | None = None
-        self._graph_lock = threading.Lock()
+        self._extras: dict[str, Any] = {}
+        self._extras_lock = threading.Lock()
         self._client = _chroma_client(build_dir / "chroma")
         self._collection = self._client.get_collection(COLLECTION, embedding_function=None)
         self._bm25 = BM25Index.load(build_dir / _BM25)
@@ -198,13 +197,7 @@ class ChunkIndex:
 
     def get(self, ids: list[str]) -> list[Chunk]:
         """Chunks by id, in the order asked; KeyError naming any id the index does not hold."""
-        found: dict[str, Chunk] = {}
-        for batch in batches(ids, _GET_BATCH):
-            result = self._collection.get(ids=list(batch), include=["documents", "metadatas"])
-            for chunk_id, text, meta in zip(
-                result["ids"], result["documents"], result["metadatas"], strict=True
-            ):
-                found[chunk_id] = _chunk_from_chroma(chunk_id, text, dict(meta))
+        found = _fetch_chunks(self._collection, ids)
         missing = [chunk_id for chunk_id in ids if chunk_id not in found]
         if missing:
             raise KeyError(f"index {self.manifest.name!r} has no chunk(s) {missing[:5]}")
@@ -226,19 +219,26 @@ class ChunkIndex:
         matrix = np.asarray([rows[chunk_id] for chunk_id in ids], dtype=np.float32)
         return matrix.reshape(len(ids), self.manifest.dimension)
 
-    @property
-    def sentence_graph(self) -> SentenceGraph:
-        """ChainRAG's sentence graph of this build, loaded on first use and then shared by every caller."""
-        info = self.manifest.sentence_graph
-        if info is None:
-            raise SentenceGraphMissingError(
-                f"Index {self.manifest.name!r} was built without a sentence graph, which ChainRAG needs. "
-                f"Rebuild it with `hopgraph index PATH --name {self.manifest.name} --method chainrag`."
+    def extra(self, name: str) -> Any:
+        """The extra `name` of this build (stores.extras), opened on first use, then shared by all callers."""
+        extra = extra_named(name)
+        if name not in self.manifest.extras:
+            index = self.manifest.name
+            raise ExtraMissingError(
+                f"Index {index!r} was built without the {name} extra ({extra.description}), which this "
+                f"method needs. Add it with `hopgraph index PATH --name {index} --with {name}` (the chunks "
+                f"are kept, only the extra is built), or index for the method with "
+                f"`hopgraph index PATH --name {index} --method METHOD`."
             )
-        with self._graph_lock:
-            if self._graph is None:
-                self._graph = SentenceGraph(self._build_dir / SENTENCES_DIR, info.params, self._embedder)
-            return self._graph
+        with self._extras_lock:
+            return _open_extra(
+                extra,
+                self.manifest.extras,
+                self._build_dir,
+                self._embedder,
+                self._client,
+                self._extras,
+            )
 
     def close(self) -> None:
         """Release the Chroma client; the store calls this before deleting a superseded build.
@@ -309,22 +309,19 @@ class IndexStore:
         params: IndexParams | None = None,
         progress: Progress | None = None,
         *,
-        sentence_graph: SentenceGraphParams | None = None,
-        nlp: NLPPipeline | None = None,
+        extras: Mapping[str, Any] | None = None,
+        models: Mapping[str, Any] | None = None,
     ) -> BuildResult:
         """Index `source` as `name`; a no-op when `current` already holds this exact build.
 
-        With `sentence_graph`, the same atomic build also holds ChainRAG's sentence graph, made with the
-        spaCy pipeline `nlp` (required then; the store never loads models itself).
+        `extras` maps extra names (stores.extra_registry) to their build parameters: the same atomic build
+        also holds them, and each extra they depend on with its default parameters. Their builds are
+        handed `models` by name (the store never loads models itself).
         """
         started = time.perf_counter()
-        graph_key = None
-        if sentence_graph is not None:
-            if nlp is None:
-                raise ValueError(
-                    "building a sentence graph needs a spaCy pipeline: pass nlp= (hopgraph's Services.nlp)"
-                )
-            graph_key = [asdict(sentence_graph), pipeline_identity(nlp)]
+        models = models or {}
+        wanted = _wanted_extras(extras or {}, models)
+        keys = [extra.key(extra_params, models) for extra, extra_params in sorted(wanted, key=_name_of)]
         params = params or IndexParams()
         report = progress or (lambda stage, done, total: None)
         index_dir = self._index_dir(name)
@@ -332,14 +329,15 @@ class IndexStore:
         corpus_path = "<documents>" if isinstance(source, list) else str(Path(source).resolve())
         _check_unique(docs)
         digest = corpus_hash(docs)
-        build_id = _build_id(digest, embedder.name, params, graph_key)
+        build_id = _build_id(digest, embedder.name, params, keys)
         current = self.current_manifest(name)
         if current is not None and current.build_id == build_id:
             return BuildResult(current, "unchanged", time.perf_counter() - started)
 
         build_dir = self._build_dir(name, build_id)
-        # A build that only adds, drops or changes the sentence graph of the current build's corpus copies
-        # that build's chunk part whole instead of chunking, embedding and BM25-indexing it again.
+        # A build that only adds, drops or changes extras of the current build's corpus copies that build's
+        # chunk part whole, and the extras it keeps unchanged, instead of chunking, embedding and
+        # BM25-indexing it again.
         same_chunks = None
         chunked_alike = (digest, embedder.name, params)
         if (
@@ -348,6 +346,7 @@ class IndexStore:
             and (current.corpus_hash, current.embedding_model, current.params) == chunked_alike
         ):
             same_chunks = current
+        kept = _kept_extras(same_chunks, wanted, models)
         chunks: list[Chunk] = []
         if same_chunks is None:
             for done, doc in enumerate(docs, start=1):
@@ -363,7 +362,9 @@ class IndexStore:
         (build_dir / _INCOMPLETE).touch()
 
         if same_chunks is not None:
-            self._copy_chunk_part(name, same_chunks, build_dir)
+            self._copy_chunk_part(
+                name, same_chunks, build_dir, [extra for extra, _ in wanted if extra in kept]
+            )
             chunk_count, present = same_chunks.chunks, 0
             report("copy-chunks", chunk_count, chunk_count)
         else:
@@ -375,12 +376,9 @@ class IndexStore:
             report("bm25", len(chunks), len(chunks))
             chunk_count = len(chunks)
 
-        graph_info = None
-        if sentence_graph is not None and nlp is not None:
-            graph_info, graph_resumed = self._build_sentence_graph(
-                name, current, build_dir, docs, embedder, sentence_graph, nlp, report
-            )
-            present = present or graph_resumed
+        infos, extras_resumed = self._build_extras(
+            name, current, build_dir, docs, embedder, wanted, kept, models, report
+        )
 
         manifest = Manifest(
             name=name,
@@ -394,13 +392,13 @@ class IndexStore:
             chunks=chunk_count,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             seconds=round(time.perf_counter() - started, 3),
-            sentence_graph=graph_info,
+            extras=infos,
         )
         write_atomic(build_dir / _MANIFEST, lambda handle: handle.write(manifest.to_json().encode("utf-8")))
         (build_dir / _INCOMPLETE).unlink()
         self._switch(index_dir, build_id)
         self._remove_other_builds(name, build_id)
-        status: BuildStatus = "resumed" if present else "built"
+        status: BuildStatus = "resumed" if present or extras_resumed else "built"
         return BuildResult(manifest, status, time.perf_counter() - started)
 
     def _embed_missing(
@@ -441,55 +439,88 @@ class IndexStore:
                 report("embed", done, len(chunks))
         return len(present)
 
-    def _copy_chunk_part(self, name: str, source: Manifest, build_dir: Path) -> None:
-        """Copy the Chroma DB and BM25 file of the complete build `source` into `build_dir`, without its
-        sentences (a graph is rebuilt, or reused through the previous build's own files).
+    def _copy_chunk_part(
+        self, name: str, source: Manifest, build_dir: Path, kept: list[Extra[Any, Any]]
+    ) -> None:
+        """Copy the chunk part of the complete build `source` (Chroma DB and BM25 file) into `build_dir`,
+        with the extras in `kept` (their folders and collections) and without any other extra's collections.
 
         Complete builds are never written again, so their files can be copied while readers have them open.
-        The DB is copied aside and renamed into place, so an interruption never leaves a partial DB that a
-        resumed build would take for its own.
+        Each folder is copied aside and renamed into place, the Chroma DB last, so an interruption never
+        leaves a partial copy that a resumed build would take for its own.
         """
         old_dir = self._build_dir(name, source.build_id)
+        for extra in kept:
+            _copy_folder(old_dir / extra.directory, build_dir / extra.directory)
+        keep = {COLLECTION}.union(*(extra.collections for extra in kept))
         staging = build_dir / "chroma.copy"
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(old_dir / "chroma", staging)
         with _chroma_client(staging) as client:
-            if SENTENCE_COLLECTION in {collection.name for collection in client.list_collections()}:
-                client.delete_collection(SENTENCE_COLLECTION)
+            for collection in client.list_collections():
+                if collection.name not in keep:
+                    client.delete_collection(collection.name)
         os.replace(staging, build_dir / "chroma")
         shutil.copyfile(old_dir / _BM25, build_dir / _BM25)
 
-    def _build_sentence_graph(
+    def _build_extras(
         self,
         name: str,
         current: Manifest | None,
         build_dir: Path,
         docs: list[Document],
         embedder: Embedder,
-        params: SentenceGraphParams,
-        nlp: NLPPipeline,
+        wanted: list[tuple[Extra[Any, Any], Any]],
+        kept: set[Extra[Any, Any]],
+        models: Mapping[str, Any],
         report: Progress,
-    ) -> tuple[SentenceGraphInfo, bool]:
-        """Build the sentence graph into the build folder and its Chroma DB; returns (info, resumed).
+    ) -> tuple[dict[str, Any], bool]:
+        """Build each wanted extra into `build_dir` in dependency order, except those copied whole from
+        `current` (`kept`); returns (infos by name, whether any build resumed).
 
-        When the `current` build has a graph from the same spaCy model and embedding model, its sentences
-        of unchanged documents are reused rather than parsed and embedded again.
+        An extra the `current` build holds, made with the same embedding model and models, hands its
+        folder to the new build as `previous`, so its work on unchanged documents is reused.
         """
-        previous = None
-        if (
-            current is not None
-            and current.sentence_graph is not None
-            and current.sentence_graph.nlp == pipeline_identity(nlp)
-            and current.embedding_model == embedder.name
-        ):
-            previous = self._build_dir(name, current.build_id) / SENTENCES_DIR
+        infos: dict[str, Any] = {}
+        resumed = False
+        opened: dict[str, Any] = {}
         with _chroma_client(build_dir / "chroma") as client:
-            collection = client.get_or_create_collection(
-                SENTENCE_COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
-            )
-            return build_sentence_graph(
-                docs, nlp, embedder, params, build_dir / SENTENCES_DIR, collection, previous, report
-            )
+            for extra, params in wanted:
+                if extra in kept and current is not None:
+                    infos[extra.name] = current.extras[extra.name]
+                    continue
+                previous = None
+                earlier = None if current is None else current.extras.get(extra.name)
+                if (
+                    current is not None
+                    and earlier is not None
+                    and current.embedding_model == embedder.name
+                    and extra.same_models(earlier, models)
+                ):
+                    previous = self._build_dir(name, current.build_id) / extra.directory
+                directory = build_dir / extra.directory
+                directory.mkdir(exist_ok=True)
+                dependencies = {
+                    dependency: _open_extra(
+                        extra_named(dependency), infos, build_dir, embedder, client, opened
+                    )
+                    for dependency in extra.depends_on
+                }
+                job = ExtraBuild(
+                    params=params,
+                    docs=docs,
+                    embedder=embedder,
+                    models=models,
+                    directory=directory,
+                    previous=previous,
+                    chroma=client,
+                    chunks=lambda: _stored_chunks(build_dir, client),
+                    dependencies=dependencies,
+                    report=report,
+                )
+                infos[extra.name], extra_resumed = extra.build(job)
+                resumed = resumed or extra_resumed
+        return infos, resumed
 
     def _previous_vectors(
         self, name: str, current: Manifest | None, embedder: Embedder, chunks: list[Chunk]
@@ -619,14 +650,97 @@ def _embed(embedder: Embedder, chunks: list[Chunk]) -> np.ndarray:
     return vectors
 
 
-def _build_id(digest: str, model: str, params: IndexParams, graph_key: list[Any] | None) -> str:
+def _build_id(digest: str, model: str, params: IndexParams, extra_keys: list[Any]) -> str:
     """Same corpus, model and parameters give the same id, hence the same folder to resume into.
 
-    `graph_key` (sentence graph parameters and spaCy model) is only appended when a graph is built, so
-    chunk-only indexes keep the ids they had before sentence graphs existed.
+    `extra_keys` are the keys of the build's extras in name order, appended after the chunk part, so
+    chunk-only indexes keep the ids they had before extras existed.
     """
-    parts: list[Any] = [digest, model, asdict(params)]
-    if graph_key is not None:
-        parts.append(graph_key)
+    parts: list[Any] = [digest, model, asdict(params), *extra_keys]
     key = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _name_of(item: tuple[Extra[Any, Any], Any]) -> str:
+    """Extras' keys enter the build id in name order, whatever order they were asked or built in."""
+    return item[0].name
+
+
+def _wanted_extras(asked: Mapping[str, Any], models: Mapping[str, Any]) -> list[tuple[Extra[Any, Any], Any]]:
+    """The asked extras and those they depend on, in build order, each with its parameters; an unknown
+    name or a missing model is an error here, before any work."""
+    wanted = []
+    for extra in in_build_order(asked):
+        for model, needed in extra.models.items():
+            if models.get(model) is None:
+                raise ValueError(
+                    f"building the {extra.name} extra needs {needed}: pass models={{{model!r}: ...}} "
+                    f"(hopgraph's Services.{model})"
+                )
+        wanted.append((extra, asked[extra.name] if extra.name in asked else extra.params_type()))
+    return wanted
+
+
+def _kept_extras(
+    source: Manifest | None, wanted: list[tuple[Extra[Any, Any], Any]], models: Mapping[str, Any]
+) -> set[Extra[Any, Any]]:
+    """The wanted extras that the build `source`, whose chunk part is copied, holds exactly as this build
+    would make them: same parameters, same models, and every extra they depend on kept too."""
+    kept: set[Extra[Any, Any]] = set()
+    if source is None:
+        return kept
+    for extra, params in wanted:
+        info = source.extras.get(extra.name)
+        if (
+            info is not None
+            and info.params == params
+            and extra.same_models(info, models)
+            and all(extra_named(dependency) in kept for dependency in extra.depends_on)
+        ):
+            kept.add(extra)
+    return kept
+
+
+def _open_extra(
+    extra: Extra[Any, Any],
+    infos: Mapping[str, Any],
+    build_dir: Path,
+    embedder: Embedder,
+    client: Client,
+    opened: dict[str, Any],
+) -> Any:
+    """`extra` of the build in `build_dir`, opened with its dependencies, each at most once (in `opened`)."""
+    if extra.name not in opened:
+        dependencies = {
+            dependency: _open_extra(extra_named(dependency), infos, build_dir, embedder, client, opened)
+            for dependency in extra.depends_on
+        }
+        source = ExtraSource(build_dir / extra.directory, infos[extra.name], embedder, client, dependencies)
+        opened[extra.name] = extra.open(source)
+    return opened[extra.name]
+
+
+def _fetch_chunks(collection: Any, ids: Sequence[str]) -> dict[str, Chunk]:
+    """The chunks of `ids` that `collection` holds, by id, fetched in batches Chroma accepts."""
+    found: dict[str, Chunk] = {}
+    for batch in batches(ids, _GET_BATCH):
+        result = collection.get(ids=list(batch), include=["documents", "metadatas"])
+        for chunk_id, text, meta in zip(result["ids"], result["documents"], result["metadatas"], strict=True):
+            found[chunk_id] = _chunk_from_chroma(chunk_id, text, dict(meta))
+    return found
+
+
+def _stored_chunks(build_dir: Path, client: Client) -> list[Chunk]:
+    """Every chunk of the build in `build_dir`, in corpus order (BM25's), read back from Chroma."""
+    ids = BM25Index.load(build_dir / _BM25).ids
+    found = _fetch_chunks(client.get_collection(COLLECTION, embedding_function=None), ids)
+    return [found[chunk_id] for chunk_id in ids]
+
+
+def _copy_folder(source: Path, target: Path) -> None:
+    """Copy `source` to `target` aside and rename it into place, replacing what an interrupted copy left."""
+    staging = target.with_name(target.name + ".copy")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(source, staging)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(staging, target)

@@ -6,10 +6,13 @@ passes it in, so that the same loaded model serves indexing, retrieval and evalu
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+# A build reports (stage, done, total) as it goes; the front door draws progress bars from it.
+Progress = Callable[[str, int, int], None]
 
 
 @runtime_checkable

