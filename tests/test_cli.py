@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,33 @@ def test_index_builds_then_is_a_no_op_on_an_unchanged_corpus(cli_env: dict[str, 
     assert "cli-notes: built" in first.stdout and "3 documents" in first.stdout
     again = run(["index", str(FIXTURES / "notes"), "--name", "cli-notes"], cli_env)
     assert again.returncode == 0 and "cli-notes: unchanged" in again.stdout
+
+
+def test_index_with_adds_an_extra_that_reindexing_keeps_and_method_naive_drops(
+    cli_env: dict[str, str],
+) -> None:
+    def index(*options: str) -> str:
+        done = run(["index", str(FIXTURES / "notes"), "--name", "cli-extras", *options], cli_env)
+        assert done.returncode == 0, done.stderr
+        return done.stdout + done.stderr
+
+    assert "cli-extras: built — 3 documents, 3 chunks, all-MiniLM" in index()
+    added = index("--with", "sentence_graph")
+    assert "cli-extras: built — 3 documents, 3 chunks, with sentence_graph," in added
+    # the chunk part is copied from the chunk-only build: no chunk is embedded again
+    assert "copy-chunks 3/3" in added and not re.search(r"^embed \d", added, re.MULTILINE)
+    assert "cli-extras: unchanged — 3 documents, 3 chunks, with sentence_graph," in index()
+    dropped = index("--method", "naive")
+    assert "cli-extras: built — 3 documents, 3 chunks, all-MiniLM" in dropped and "copy-chunks" in dropped
+    assert "3 chunks, with sentence_graph," in index("--method", "chainrag")
+
+
+def test_every_extra_a_method_declares_is_a_known_index_extra() -> None:
+    from graphs.registry import METHOD_EXTRAS, METHODS
+    from stores.extra_registry import EXTRAS
+
+    assert set(METHOD_EXTRAS) <= set(METHODS)
+    assert {extra for extras in METHOD_EXTRAS.values() for extra in extras} <= set(EXTRAS)
 
 
 @pytest.mark.llm
@@ -76,6 +104,10 @@ def test_ask_streams_each_node_and_history_replays_the_saved_run(
             ["eval", "--dataset", "hotpotqa", "--data", "x", "--out", "o", "--set", "widht=3"],
             ["widht", "top_k"],
         ),
+        (
+            ["index", str(FIXTURES / "notes"), "--name", "x", "--with", "nonesuch"],
+            ["nonesuch", "known extras: sentence_graph"],
+        ),
     ],
     ids=[
         "missing-index",
@@ -86,6 +118,7 @@ def test_ask_streams_each_node_and_history_replays_the_saved_run(
         "option-the-method-lacks",
         "mistyped-variant",
         "unknown-eval-option",
+        "unknown-extra",
     ],
 )
 def test_bad_input_exits_2_with_a_message_naming_it(

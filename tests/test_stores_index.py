@@ -1,11 +1,17 @@
-"""Chunk indexes end to end: real Chroma, the real MiniLM embedding model, builds that resume and switch."""
+"""Chunk indexes end to end: real Chroma, the real MiniLM embedding model, builds that resume and switch.
+
+The extras mechanism is exercised with two tiny extras defined here (word counts of the chunks, and their
+total, which depends on the counts), so it is tested apart from any real method's extra.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +23,8 @@ from embedders import minilm as new_minilm
 from stores.chunking import chunk_corpus
 from stores.documents import Document, load_corpus
 from stores.errors import IndexMismatchError, IndexNotFoundError
+from stores.extra_registry import EXTRAS
+from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource, UnknownExtraError
 from stores.index import EMBED_BATCH, IndexParams, IndexStore
 
 CORPORA = Path(__file__).parent / "fixtures" / "corpora"
@@ -117,6 +125,8 @@ def test_where_filter_on_source(store: IndexStore, minilm: MiniLM) -> None:
 
 def test_unchanged_corpus_is_not_rebuilt(store: IndexStore, minilm: MiniLM) -> None:
     first = store.build("news", MULTIHOP, minilm, PARAMS)
+    # Pinned: measured results and evaluation response caches are keyed by build id (computed before extras).
+    assert first.manifest.build_id == "84430ca03dc69514"
     counting = Counting(minilm)
     again = store.build("news", MULTIHOP, counting, PARAMS)
     assert again.status == "unchanged" and counting.calls == 0
@@ -223,3 +233,162 @@ def test_folder_corpus_builds(store: IndexStore, minilm: MiniLM) -> None:
         top_doc(index, "Iceland eruption ash cloud", "dense", where={"path": "volcanoes.md"})
         == "volcanoes.md"
     )
+
+
+@dataclass(frozen=True)
+class WordParams:
+    """Build parameters of the test extras; like any extra's, they enter the build id."""
+
+    min_length: int = 1
+
+
+@dataclass
+class WordInfo:
+    params: WordParams
+    value: int  # chunks counted, or the total
+
+
+def words(text: str, params: WordParams) -> int:
+    return sum(1 for word in text.split() if len(word) >= params.min_length)
+
+
+class WordCounts(Extra[WordParams, WordInfo]):
+    """Words per chunk, built chunk by chunk into one file each (so an interrupted build keeps the chunks
+    it finished), then gathered into counts.json, which `open` reads."""
+
+    name = "word_counts"
+    description = "words per chunk (a test extra)"
+    params_type = WordParams
+    directory = "word_counts"
+
+    def __init__(self) -> None:
+        self.crash_after: int | None = None
+        self.counted = 0  # chunks counted by every build so far
+
+    def build(self, job: ExtraBuild[WordParams]) -> tuple[WordInfo, bool]:
+        counts, resumed = {}, False
+        for position, chunk in enumerate(job.chunks()):
+            done = job.directory / f"{position}.txt"
+            if done.exists():
+                resumed = True
+            else:
+                if self.crash_after is not None and self.counted >= self.crash_after:
+                    raise RuntimeError("simulated crash while counting")
+                done.write_text(str(words(chunk.text, job.params)))
+                self.counted += 1
+            counts[chunk.id] = int(done.read_text())
+        (job.directory / "counts.json").write_text(json.dumps(counts))
+        return WordInfo(job.params, len(counts)), resumed
+
+    def open(self, source: ExtraSource[WordInfo]) -> dict[str, int]:
+        return json.loads((source.directory / "counts.json").read_text())
+
+    def info_from_dict(self, data: dict[str, Any]) -> WordInfo:
+        return WordInfo(WordParams(**data["params"]), data["value"])
+
+
+class WordTotal(Extra[WordParams, WordInfo]):
+    """The sum of the word counts: built from, and opened with, the extra it depends on."""
+
+    name = "word_total"
+    description = "total words (a test extra)"
+    params_type = WordParams
+    directory = "word_total"
+    depends_on = ("word_counts",)
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    def build(self, job: ExtraBuild[WordParams]) -> tuple[WordInfo, bool]:
+        self.built += 1
+        total = sum(job.dependencies["word_counts"].values())
+        (job.directory / "total.txt").write_text(str(total))
+        return WordInfo(job.params, total), False
+
+    def open(self, source: ExtraSource[WordInfo]) -> tuple[int, dict[str, int]]:
+        return int((source.directory / "total.txt").read_text()), source.dependencies["word_counts"]
+
+    def info_from_dict(self, data: dict[str, Any]) -> WordInfo:
+        return WordInfo(WordParams(**data["params"]), data["value"])
+
+
+@pytest.fixture
+def word_extras(monkeypatch: pytest.MonkeyPatch) -> tuple[WordCounts, WordTotal]:
+    counts, total = WordCounts(), WordTotal()
+    monkeypatch.setitem(EXTRAS, counts.name, counts)
+    monkeypatch.setitem(EXTRAS, total.name, total)
+    return counts, total
+
+
+def counted_by_hand(index: Any, params: WordParams) -> dict[str, int]:
+    return {chunk.id: words(chunk.text, params) for chunk in index.all_chunks()}
+
+
+def test_an_extra_builds_resumes_after_a_crash_and_opens_once(
+    store: IndexStore, minilm: MiniLM, word_extras: tuple[WordCounts, WordTotal]
+) -> None:
+    counts, _ = word_extras
+    chunk_only = store.build("news", MULTIHOP, minilm, PARAMS).manifest
+    counts.crash_after = 2
+    counting = Counting(minilm)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        store.build("news", MULTIHOP, counting, PARAMS, extras={"word_counts": WordParams()})
+    assert counts.counted == 2 and store.current_manifest("news") == chunk_only  # the old build serves
+
+    counts.crash_after = None
+    result = store.build("news", MULTIHOP, counting, PARAMS, extras={"word_counts": WordParams()})
+    assert result.status == "resumed" and counts.counted == chunk_only.chunks  # the rest, once each
+    assert counting.texts == 0  # no chunk was embedded again, before or after the crash
+    assert result.manifest.extras == {"word_counts": WordInfo(WordParams(), chunk_only.chunks)}
+    assert result.manifest.build_id != chunk_only.build_id
+    index = store.open("news", minilm)
+    assert index.extra("word_counts") == counted_by_hand(index, WordParams())
+    assert index.extra("word_counts") is index.extra("word_counts")
+    assert IndexStore(store.root).current_manifest("news") == result.manifest  # info survives manifest.json
+
+
+def test_adding_an_extra_keeps_the_chunks_and_the_extras_already_built(
+    store: IndexStore, minilm: MiniLM, word_extras: tuple[WordCounts, WordTotal]
+) -> None:
+    counts, word_total = word_extras
+    first = store.build("news", MULTIHOP, minilm, PARAMS, extras={"word_counts": WordParams()}).manifest
+    counting, stages = Counting(minilm), []
+    both = {"word_total": WordParams(), "word_counts": WordParams()}
+    result = store.build("news", MULTIHOP, counting, PARAMS, lambda *event: stages.append(event), extras=both)
+    assert counting.texts == 0 and counts.counted == first.chunks  # chunks and word counts copied
+    assert ("copy-chunks", first.chunks, first.chunks) in stages
+    assert list(result.manifest.extras) == ["word_counts", "word_total"]  # dependencies first
+    index = store.open("news", minilm)
+    total, opened_counts = index.extra("word_total")
+    assert opened_counts is index.extra("word_counts")  # a dependency is opened once and shared
+    assert (
+        total
+        == sum(counted_by_hand(index, WordParams()).values())
+        == result.manifest.extras["word_total"].value
+    )
+    same = store.build("news", MULTIHOP, counting, PARAMS, extras=dict(reversed(both.items())))
+    assert same.status == "unchanged"  # the build id does not depend on the order extras are named in
+
+    # Another parameter rebuilds that extra and what depends on it; a dependency comes with its defaults.
+    longer = WordParams(min_length=5)
+    changed = store.build("news", MULTIHOP, counting, PARAMS, extras={"word_total": longer}).manifest
+    assert changed.extras["word_counts"].params == WordParams() and counts.counted == first.chunks
+    assert word_total.built == 2
+    assert changed.extras["word_total"] == WordInfo(longer, total)  # counts kept, so the same total
+
+    dropped = store.build("news", MULTIHOP, counting, PARAMS).manifest
+    assert dropped.extras == {} and dropped.build_id == "84430ca03dc69514" and counting.texts == 0
+    with pytest.raises(ExtraMissingError, match=r"Index 'news' .* --name news --with word_total"):
+        store.open("news", minilm).extra("word_total")
+
+
+def test_an_unknown_extra_is_an_error_naming_the_known_ones(
+    store: IndexStore, minilm: MiniLM, word_extras: tuple[WordCounts, WordTotal]
+) -> None:
+    known = r"known extras: sentence_graph \(ChainRAG's sentence graph\); word_counts \(words per chunk"
+    with pytest.raises(UnknownExtraError, match=rf"Unknown index extra 'nope'; {known}"):
+        store.build("news", MULTIHOP, minilm, PARAMS, extras={"nope": WordParams()})
+    assert not (store.root / "news").exists()  # refused before any work
+    store.build("news", MULTIHOP, minilm, PARAMS)
+    with pytest.raises(UnknownExtraError, match="'nope'"):
+        store.open("news", minilm).extra("nope")
