@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from nodes.state import LLMUsage
+from prompts.echo import NUDGE, EchoGuard
 from stores.errors import HopgraphError
 
 
@@ -88,6 +89,9 @@ def _current_node(default: str) -> str:
         return default
 
 
+_COUNT_KEYS = ("prompt_tokens", "cached_tokens", "completion_tokens")
+
+
 def _token_counts(message: AIMessage) -> dict[str, int]:
     usage = message.usage_metadata or {}
     details = usage.get("input_token_details") or {}
@@ -118,18 +122,42 @@ class LLMGateway:
         *,
         max_tokens: int,
         stop: Sequence[str] | None = None,
+        guard: EchoGuard | None = None,
     ) -> LLMReply:
-        """Run one chat completion for `role`; greedy decoding so that results are reproducible."""
+        """Run one chat completion for `role`; greedy decoding so that results are reproducible.
+
+        With a `guard`, a reply that repeats the prompt's own text (prompts.echo) is asked again once, the
+        reply and a neutral nudge appended so the model's KV prefix is reused; a second echo comes back as
+        an empty text, which every parser already treats with its defined fallback. Both calls are in the
+        usage record, and `echoes` counts the echoing replies.
+        """
         chosen = self.model_for(role)
         node = _current_node(role)
         params = {"max_tokens": max_tokens, "stop": list(stop or [])}
-        key = ResponseCache.key(chosen.model_id, messages, params) if self._cache else ""
         started = time.perf_counter()
+        text, counts, hits = self._generate(role, chosen, messages, params)
+        echoes = 0
+        if guard is not None and guard.find(text, messages) is not None:
+            echoes = 1
+            again = [*messages, AIMessage(text), HumanMessage(NUDGE)]
+            text, retry_counts, retry_hits = self._generate(role, chosen, again, params)
+            counts = {key: counts.get(key, 0) + retry_counts.get(key, 0) for key in _COUNT_KEYS}
+            counts["calls"] = 2
+            hits += retry_hits
+            if guard.find(text, again) is not None:
+                echoes, text = 2, ""
+        return LLMReply(text, self._usage(node, role, counts, time.perf_counter() - started, hits, echoes))
+
+    def _generate(
+        self, role: str, chosen: RoleModel, messages: Sequence[BaseMessage], params: Mapping[str, object]
+    ) -> tuple[str, dict[str, int], int]:
+        """One completion (or its cached copy): (text, token counts, 1 if the response cache answered)."""
+        key = ResponseCache.key(chosen.model_id, messages, params) if self._cache else ""
         cached = self._cache.get(key) if self._cache else None
         if cached is not None:
-            text, counts = cached
-            return LLMReply(text, self._usage(node, role, counts, time.perf_counter() - started, hit=True))
-        bound = chosen.model.bind(max_tokens=max_tokens, stop=list(stop) if stop else None)
+            return cached[0], cached[1], 1
+        stop = params["stop"]
+        bound = chosen.model.bind(max_tokens=params["max_tokens"], stop=list(stop) if stop else None)
         try:
             if chosen.exclusive:
                 with chosen.lock:
@@ -149,17 +177,20 @@ class LLMGateway:
         counts = _token_counts(message)
         if self._cache is not None:
             self._cache.put(key, text, counts)
-        return LLMReply(text, self._usage(node, role, counts, time.perf_counter() - started, hit=False))
+        return text, counts, 0
 
     @staticmethod
-    def _usage(node: str, role: str, counts: Mapping[str, int], seconds: float, *, hit: bool) -> LLMUsage:
+    def _usage(
+        node: str, role: str, counts: Mapping[str, int], seconds: float, hits: int, echoes: int
+    ) -> LLMUsage:
         return LLMUsage(
             node=node,
             role=role,
-            calls=1,
+            calls=int(counts.get("calls", 1)),
             prompt_tokens=int(counts.get("prompt_tokens", 0)),
             cached_tokens=int(counts.get("cached_tokens", 0)),
             completion_tokens=int(counts.get("completion_tokens", 0)),
             seconds=round(seconds, 4),
-            cache_hits=1 if hit else 0,
+            cache_hits=hits,
+            echoes=echoes,
         )

@@ -47,7 +47,9 @@ class LLMUsage(TypedDict):
     Calls and token counts are the method's logical cost, the same whether the response cache answered or
     not (so a resumed evaluation reports what the method costs). `cached_tokens` are prompt tokens the
     model did not have to evaluate (llama.cpp's reused KV prefix, or a provider's prompt cache);
-    `cache_hits` are calls answered from hopgraph's own response cache.
+    `cache_hits` are calls answered from hopgraph's own response cache. `echoes` counts replies that
+    repeated the prompt's own instructions or examples (prompts.echo): each is asked once more, and a
+    second echo is replaced by the parser's fallback.
     """
 
     node: str
@@ -58,6 +60,7 @@ class LLMUsage(TypedDict):
     completion_tokens: int
     seconds: float
     cache_hits: int
+    echoes: int
 
 
 def evidence_from(span: Span, score: float, hop: int) -> Evidence:
@@ -98,11 +101,17 @@ class QuestionInput(TypedDict):
 
 
 class AnswerOutput(TypedDict, total=False):
-    """What a run returns: the answer and the evidence that supported it."""
+    """What a run returns: the answer and the evidence that supported it.
+
+    `answer_outcome` says how the answer came about (nodes.generate.AnswerOutcome); `fallbacks` lists every
+    model reply a parser could not use and what it did instead, one "node: what happened" line each.
+    """
 
     answer: str
+    answer_outcome: str
     evidence: list[Evidence]
     usage: list[LLMUsage]
+    fallbacks: list[str]
 
 
 class QAState(TypedDict, total=False):
@@ -111,7 +120,9 @@ class QAState(TypedDict, total=False):
     question: str
     evidence: Annotated[list[Evidence], merge_evidence]
     answer: str
+    answer_outcome: str
     usage: Annotated[list[LLMUsage], operator.add]
+    fallbacks: Annotated[list[str], operator.add]
 
 
 class SubAnswer(TypedDict):

@@ -1,0 +1,167 @@
+"""hopgraph's answers against the plain dense RAG answer peer, question by question, in one command.
+
+The peer (../shared/peers/plain_rag_answer_peer.py: top-5 paragraphs by MiniLM, "Reply with the answer
+only: a few words, no sentence.", the same embedded GGUF) prints only its means; a paired comparison needs
+its answer to each question. So this runs the peer's own code unchanged, with its llama.cpp model wrapped
+to record each reply in the order the peer asks (per question: with retrieval, then closed book), then
+scores those replies with the evaluation's metrics (the same SQuAD rules the peer uses) and compares them
+with the methods of an evaluation run on the same questions by the paired bootstrap.
+
+    .venv/bin/python -m benchmarks.answer_peer hotpotqa --run runs/answers-hotpotqa-50 --limit 50
+    .venv/bin/python -m benchmarks.answer_peer musique --run runs/answers-musique-50 --limit 50
+
+The peer's replies go to RUN/peer-answers.jsonl and are read from there on a re-run (the peer takes about
+5 s a question); `--fresh` runs it again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from evals.metrics import exact_match, token_f1
+from evals.runner import latest_results, read_records, results_path
+from evals.stats import bootstrap_ci, paired_difference
+from hopgraph import Settings
+from hopgraph.local_model import ensure_gguf
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+PEER = SHARED / "peers" / "plain_rag_answer_peer.py"
+DATA_FILES = {
+    "hotpotqa": SHARED / "data" / "hotpotqa" / "hotpot_dev_distractor_v1.json",
+    "musique": SHARED / "data" / "musique" / "musique_ans_v1.0_dev.jsonl",
+}
+PEER_FILE = "peer-answers.jsonl"
+
+
+def _load_peer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("plain_rag_answer_peer", PEER)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load the peer script {PEER}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_peer(dataset: str, limit: int, k: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run the peer as its own command line would; (one row per question, the peer's printed summary)."""
+    peer = _load_peer()
+    replies: list[str] = []
+
+    class RecordingLlama(peer.Llama):  # type: ignore[name-defined,misc]
+        def create_chat_completion(self, *args: Any, **kwargs: Any) -> Any:
+            out = super().create_chat_completion(*args, **kwargs)
+            replies.append(out["choices"][0]["message"]["content"].strip().split("\n")[0])
+            return out
+
+    peer.Llama = RecordingLlama
+    settings = Settings()
+    gguf = settings.local_model_path or ensure_gguf(settings.models_path)
+    argv = ["peer", dataset, str(DATA_FILES[dataset]), str(gguf), "--limit", str(limit), "--k", str(k)]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), _argv(argv):
+        peer.main()
+    summary = json.loads(printed.getvalue().strip().splitlines()[-1])
+    questions = peer.load(dataset, str(DATA_FILES[dataset]), limit)
+    rows = [
+        {"question": q, "gold_answers": golds, "rag": replies[2 * i], "closed_book": replies[2 * i + 1]}
+        for i, (q, golds, _) in enumerate(questions)
+    ]
+    return rows, summary
+
+
+@contextlib.contextmanager
+def _argv(argv: list[str]):  # type: ignore[no-untyped-def]
+    saved = sys.argv
+    sys.argv = argv
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
+def _scores(prediction: str | None, golds: list[str]) -> tuple[float | None, float | None]:
+    if prediction is None:
+        return None, None
+    return exact_match(prediction, golds), token_f1(prediction, golds)
+
+
+def _pct(mean: float, low: float, high: float) -> str:
+    return f"{100 * mean:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def compare(run_dir: Path, dataset: str, peer_rows: list[dict[str, Any]]) -> str:
+    """Markdown: EM / F1 of each method and of the peer on the same questions, paired differences, the
+    echoes each method's prompts drew and its most frequent predictions (a copied phrase shows there)."""
+    path = results_path(run_dir)
+    results = latest_results(read_records(path)) if path.exists() else {}
+    by_method: dict[str, dict[str, dict[str, Any]]] = {}
+    for (ds, method, _), record in results.items():
+        if ds == dataset and record.get("prediction") is not None:
+            by_method.setdefault(method, {})[record["question"]] = record
+    lines = [
+        f"Questions: {len(peer_rows)} ({dataset}); peer = plain dense RAG answer peer, same embedded model.",
+        "",
+        "| answerer | n | EM | F1 | EM - peer | F1 - peer | echoes | most frequent predictions |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    peer_em = [exact_match(row["rag"], row["gold_answers"]) for row in peer_rows]
+    peer_f1 = [token_f1(row["rag"], row["gold_answers"]) for row in peer_rows]
+    peer_top = Counter(row["rag"] for row in peer_rows).most_common(3)
+    lines.append(
+        f"| peer (rag) | {len(peer_rows)} | {_pct(*bootstrap_ci(peer_em))} | {_pct(*bootstrap_ci(peer_f1))}"
+        f" | | | – | {_top(peer_top)} |"
+    )
+    for method, records in by_method.items():
+        em, f1, echoes, predictions = [], [], 0, []
+        for row in peer_rows:
+            record = records.get(row["question"])
+            pred = record["prediction"] if record else None
+            e, f = _scores(pred, row["gold_answers"])
+            em.append(e)
+            f1.append(f)
+            if record:
+                echoes += int((record.get("llm") or {}).get("echoes", 0))
+                predictions.append(pred)
+        n = sum(e is not None for e in em)
+        lines.append(
+            f"| {method} | {n} | {_pct(*bootstrap_ci(em))} | {_pct(*bootstrap_ci(f1))}"
+            f" | {_pct(*paired_difference(em, peer_em))} | {_pct(*paired_difference(f1, peer_f1))}"
+            f" | {echoes} | {_top(Counter(predictions).most_common(3))} |"
+        )
+    return "\n".join(lines)
+
+
+def _top(counts: list[tuple[str, int]]) -> str:
+    return ", ".join(f"{text!r} x{n}" for text, n in counts if n > 1) or "none repeated"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dataset", choices=sorted(DATA_FILES))
+    parser.add_argument("--run", type=Path, required=True, help="an evaluation run folder on the same data")
+    parser.add_argument("--limit", type=int, default=50)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--fresh", action="store_true", help="run the peer again even if its answers exist")
+    args = parser.parse_args()
+    stored = args.run / PEER_FILE
+    if stored.exists() and not args.fresh:
+        rows = [json.loads(line) for line in stored.read_text(encoding="utf-8").splitlines() if line]
+    else:
+        rows, summary = run_peer(args.dataset, args.limit, args.k)
+        print(f"peer summary: {json.dumps(summary)}")
+        args.run.mkdir(parents=True, exist_ok=True)
+        stored.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    print(compare(args.run, args.dataset, rows[: args.limit]))
+
+
+if __name__ == "__main__":
+    main()

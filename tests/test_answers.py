@@ -1,0 +1,265 @@
+"""Answers the benchmarks can score: the echo guard, prompts with nothing to copy, the refusal-to-span rule,
+and every parser's fallback. Scripted chat models here test wiring, never what a model would answer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from nodes.context import ChainRAGContext, RetrievalContext
+from nodes.generate import Generate
+from nodes.integrate import Integrate
+from nodes.judge import JudgeSufficiency
+from nodes.state import Evidence
+from prompts import answer, decompose, integrate, reader, rewrite, summarize
+from prompts.echo import EchoGuard
+from tests.scripted import scripted_gateway
+
+
+def passage(text: str, doc: str = "d1") -> Evidence:
+    return Evidence(
+        id=f"{doc}#0", doc_id=doc, title=doc, text=text, score=1.0, char_start=0, char_end=1, hop=1
+    )
+
+
+EVIDENCE = [passage("The Eiffel Tower was designed by the company of Gustave Eiffel and opened in 1889.")]
+QUESTION = "When did the Eiffel Tower open?"
+
+
+@dataclass
+class Runtime:
+    """What a node reads from LangGraph's Runtime: the run's context."""
+
+    context: object
+
+
+# ---- the guard's detection rule
+
+
+def test_a_reply_copied_from_the_instructions_is_an_echo() -> None:
+    guard = EchoGuard(own_text=("Reply with the answer only: a name, date, number, or short phrase.",))
+    messages = [HumanMessage(f"Question: {QUESTION}\n{guard.own_text[0]}")]
+    assert guard.find("a name", messages) == "a name"
+    assert guard.find("Short phrase.", messages) == "short phrase"
+
+
+def test_a_copied_example_inside_a_longer_reply_is_an_echo() -> None:
+    messages = [SystemMessage(decompose.SYSTEM), HumanMessage("Question: Where was the author of Dune born?")]
+    copied = '["Who designed the Sydney Opera House?", "Where was the author of Dune born?"]'
+    assert decompose.GUARD.find(copied, messages) == "who designed the sydney opera house"
+
+
+def test_words_that_are_also_in_the_task_are_not_an_echo() -> None:
+    guard = EchoGuard(own_text=("Reply with the answer only, in as few words as it takes.",))
+    messages = [HumanMessage("Passages: The film 'As Few Words' came out in 1990.\nQuestion: Which film?")]
+    assert guard.find("As Few Words", messages) is None
+    assert guard.find("1889", [HumanMessage("opened in 1889")]) is None
+
+
+def test_allowed_replies_and_empty_replies_are_not_echoes() -> None:
+    messages = answer.messages("Is the tower in Paris?", EVIDENCE)
+    assert answer.GUARD.find("Yes", messages) is None
+    assert answer.GUARD.find("", messages) is None
+    assert answer.GUARD.find("As briefly as possible.", messages) == "as briefly as possible"
+
+
+# ---- the gateway retries an echo once, then blanks it
+
+
+def test_an_echo_is_retried_once_with_the_nudge_and_counted() -> None:
+    replies = iter(["just the answer", "1889"])
+    gateway, model = scripted_gateway(lambda prompt: next(replies))
+    reply = gateway.complete(
+        "generator", answer.messages(QUESTION, EVIDENCE), max_tokens=8, guard=answer.GUARD
+    )
+    assert reply.text == "1889"
+    assert (reply.usage["echoes"], reply.usage["calls"]) == (1, 2)
+    assert len(model.prompts) == 2
+    assert model.prompts[1].startswith(model.prompts[0])  # same prefix: llama.cpp reuses its KV cache
+    assert "just the answer" in model.prompts[1] and "repeated the instructions" in model.prompts[1]
+
+
+def test_an_echo_that_persists_comes_back_empty_and_counted_twice() -> None:
+    gateway, model = scripted_gateway(lambda prompt: "Reply with just the answer.")
+    reply = gateway.complete(
+        "generator", answer.messages(QUESTION, EVIDENCE), max_tokens=8, guard=answer.GUARD
+    )
+    assert (reply.text, reply.usage["echoes"], reply.usage["calls"]) == ("", 2, 2)
+    assert len(model.prompts) == 2
+
+
+def test_without_an_echo_there_is_one_call() -> None:
+    gateway, model = scripted_gateway(lambda prompt: "1889")
+    reply = gateway.complete(
+        "generator", answer.messages(QUESTION, EVIDENCE), max_tokens=8, guard=answer.GUARD
+    )
+    assert (reply.text, reply.usage["echoes"], reply.usage["calls"], len(model.prompts)) == ("1889", 0, 1, 1)
+
+
+# ---- no prompt offers text a model could copy as its answer
+
+# Fragments that earlier prompts offered and the 1.5B model copied, or that could pass as an answer.
+COPYABLE = (
+    "a name",
+    "short phrase",
+    "date, number",
+    "yes/no",
+    "acme",
+    "who founded",
+    "where was that person born",
+    "a few words",
+    "e.g. paris",
+)
+
+
+def rendered_prompts() -> dict[str, str]:
+    steps = [("Who designed the tower?", "Gustave Eiffel"), ("When was he born?", None)]
+    renders = {
+        "answer": answer.messages(QUESTION, EVIDENCE),
+        "answer, unanswerable": answer.messages(QUESTION, EVIDENCE, unanswerable=True),
+        "integrate": integrate.messages(QUESTION, steps),
+        "reader judge": reader.judge_messages(EVIDENCE, QUESTION),
+        "reader answer": reader.answer_messages(EVIDENCE, QUESTION, notes="On 'x': y"),
+        "decompose": decompose.messages(QUESTION),
+        "rewrite": rewrite.messages([("Who designed the tower?", "Gustave Eiffel")], "When was he born?"),
+        "summarize": summarize.messages(EVIDENCE, QUESTION),
+    }
+    text = {name: "\n".join(str(m.content) for m in msgs) for name, msgs in renders.items()}
+    return {**text, "refusal nudge": answer.REFUSAL_NUDGE}
+
+
+@pytest.mark.parametrize("name", sorted(rendered_prompts()))
+def test_no_prompt_offers_copyable_answer_text(name: str) -> None:
+    text = rendered_prompts()[name].lower()
+    offered = [fragment for fragment in COPYABLE if fragment in text]
+    assert not offered, f"the {name} prompt offers {offered}"
+
+
+def test_an_unanswered_sub_question_is_shown_without_the_refusal_phrase() -> None:
+    text = rendered_prompts()["integrate"]
+    assert "2. When was he born? -> ?" in text and text.endswith("Answer:")
+    assert answer.UNANSWERABLE.lower() not in text.lower()
+
+
+# ---- answers: cleaning, refusals, the refusal-to-span rule
+
+
+@pytest.mark.parametrize(
+    ("reply", "cleaned"),
+    [("Answer: 1889.", "1889"), ("\n  Paris\nbecause ...", "Paris"), ("Final answer: U.S.", "U.S"), ("", "")],
+)
+def test_clean_trims_only_the_label_and_trailing_punctuation(reply: str, cleaned: str) -> None:
+    assert answer.clean(reply) == cleaned
+
+
+@pytest.mark.parametrize(
+    "text", ["Insufficient information.", "no answer.", "Unknown", "", "The passages do not say", "N/A"]
+)
+def test_refusals_are_recognised(text: str) -> None:
+    assert answer.is_refusal(text)
+
+
+@pytest.mark.parametrize("text", ["Unknown Pleasures", "No Doubt", "1889", "no", "yes", "Nobody Knows"])
+def test_answers_are_not_refusals(text: str) -> None:
+    assert not answer.is_refusal(text)
+
+
+def test_a_refusal_with_evidence_is_asked_again_for_the_best_span() -> None:
+    replies = iter(["Insufficient information.", "1889"])
+    gateway, model = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)({"question": QUESTION, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_outcome"]) == ("1889", "best_span")
+    assert answer.REFUSAL_NUDGE in model.prompts[1] and len(out["usage"]) == 2
+
+
+def test_a_second_refusal_leaves_the_answer_empty_and_says_so() -> None:
+    gateway, _ = scripted_gateway(lambda prompt: "Not mentioned.")
+    out = Generate(gateway)({"question": QUESTION, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_outcome"]) == ("", "refused")
+
+
+def test_a_method_that_decides_unanswerability_keeps_the_refusal() -> None:
+    gateway, model = scripted_gateway(lambda prompt: "Insufficient information.")
+    out = Generate(gateway)(
+        {"question": QUESTION, "evidence": EVIDENCE}, Runtime(RetrievalContext(unanswerable=True))
+    )
+    assert (out["answer"], out["answer_outcome"]) == ("Insufficient information", "unanswerable")
+    assert len(model.prompts) == 1 and answer.UNANSWERABLE in model.prompts[0]
+
+
+def test_without_evidence_a_refusal_is_not_retried() -> None:
+    gateway, model = scripted_gateway(lambda prompt: "Unknown")
+    out = Generate(gateway)({"question": QUESTION, "evidence": []}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_outcome"], len(model.prompts)) == ("", "refused", 1)
+
+
+class FirstIsBest:
+    """A reranker that keeps the gathered order (the refusal rule, not the ranking, is under test)."""
+
+    def score(self, query: str, passages: list[str], vectors: object = None) -> list[float]:
+        return [float(-i) for i in range(len(passages))]
+
+
+def test_ansint_refusal_is_answered_from_the_contexts() -> None:
+    def reply(prompt: str) -> str:
+        return "Insufficient information" if "Sub-questions and answers" in prompt else "1889"
+
+    gateway, model = scripted_gateway(reply)
+    state = {
+        "question": QUESTION,
+        "evidence": EVIDENCE,
+        "solved": [{"asked": "q", "question": "q", "answer": "Insufficient information.", "answered": False}],
+    }
+    out = Integrate(gateway, FirstIsBest())(state, Runtime(ChainRAGContext(word_limit=300)))
+    assert (out["answer"], out["answer_outcome"]) == ("1889", "answered")
+    assert out["fallbacks"] == ["integrate: the sub-answers gave no answer; answered from the contexts"]
+    assert "Passages:" in model.prompts[1] and len(out["usage"]) == 2
+
+
+# ---- parser fallbacks, recorded
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        ("", "no JSON array"),
+        ('["Who designed it?", "When', "no JSON array"),
+        ("[Who designed it?]", "broken JSON array"),
+        ("[]", "empty JSON array"),
+        ("[1 2]", "broken JSON array"),
+    ],
+)
+def test_decomposition_falls_back_to_the_question(reply: str, reason: str) -> None:
+    subs, fallback = decompose.parse(reply, QUESTION, 4)
+    assert subs == [QUESTION] and fallback is not None and fallback.startswith(reason)
+
+
+def test_decomposition_keeps_at_most_the_limit() -> None:
+    assert decompose.parse('Sure: ["a?", "b?", "c?"]', QUESTION, 2) == (["a?", "b?"], None)
+
+
+def test_an_empty_rewrite_keeps_the_sub_question() -> None:
+    assert rewrite.parse("  \n", "When was he born?") == (
+        "When was he born?",
+        "empty rewrite: the sub-question as decomposed",
+    )
+    assert rewrite.parse('Rewritten: "When was Gustave Eiffel born?"', "x") == (
+        "When was Gustave Eiffel born?",
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"), [("Yes.", True), ("**No**", False), ("Maybe", None), ("", None)]
+)
+def test_judge_verdicts(reply: str, verdict: bool | None) -> None:
+    assert reader.verdict(reply) is verdict
+
+
+def test_a_judge_reply_without_yes_or_no_is_taken_as_no_and_recorded() -> None:
+    gateway, _ = scripted_gateway(lambda prompt: "The passages")
+    out = JudgeSufficiency(gateway)({"question": QUESTION, "query": QUESTION, "gathered": EVIDENCE})
+    assert out["stop"] == ""
+    assert out["fallbacks"] == ["judge: no Yes/No in 'The passages': taken as No"]
