@@ -163,9 +163,7 @@ def main() -> None:
         at_budget[f"hopgraph {mode}"] = budget_row(scored)
     for method, lines in stored.items():
         records = [lines[q.question] for q in questions]
-        at_budget[method] = budget_row(
-            [(stored_gold(r), evidence_spans(r["evidence"])) for r in records]
-        )
+        at_budget[method] = budget_row([(stored_gold(r), evidence_spans(r["evidence"])) for r in records])
         at_budget[f"{method}, reranked ({settings.reranker})"] = budget_row(
             [
                 (stored_gold(r), evidence_spans(rerank(services.reranker, r["question"], r["evidence"])))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
@@ -73,7 +74,7 @@ def _method_order(runs: Sequence[Record], methods: Iterable[str]) -> list[str]:
 
 def _answers_table(answered: Mapping[str, list[Record]], failed: Mapping[str, list[Record]]) -> list[str]:
     header = ["Method", "n", "failed", *(name for _, name in _ANSWER_METRICS)]
-    header += [name for _, name, _ in _COST] + ["seconds", "hops used"]
+    header += [name for _, name, _ in _COST] + ["seconds", "hops used", "echoes", "not answered"]
     rows = []
     for method, records in answered.items():
         row = [method, str(len(records)), str(len(failed.get(method, [])))]
@@ -81,8 +82,17 @@ def _answers_table(answered: Mapping[str, list[Record]], failed: Mapping[str, li
         row += [_num(_mean([r["llm"][key] for r in records]), d) for key, _, d in _COST]
         row.append(_num(_mean([r["seconds"] for r in records]), 1))
         row.append(_num(_mean([r["metrics"]["hops_used"] for r in records]), 2))
+        row.append(str(sum(int(r["llm"].get("echoes", 0)) for r in records)))
+        row.append(_outcomes(records))
         rows.append(row)
     return _table(header, rows)
+
+
+def _outcomes(records: Sequence[Record]) -> str:
+    """How many answers were not plain answers (nodes.generate.AnswerOutcome), e.g. "best_span 3, refused 1";
+    records written before outcomes were recorded count as answered."""
+    counts = Counter(r.get("outcome") or "answered" for r in records)
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items()) if name != "answered") or "0"
 
 
 def _common_questions_section(
@@ -258,7 +268,11 @@ def write_report(out_dir: str | Path) -> Path:
             " (null) questions included. Cost columns are plain means per question; `reused tok` are prompt"
             " tokens the model did not re-evaluate (KV prefix / provider prompt cache), `cache hits` calls"
             " answered by the LLM response cache. `seconds` is the wall time of the attempt that finished"
-            " the question: shorter than a cold run after cache hits or a resume from a checkpoint.",
+            " the question: shorter than a cold run after cache hits or a resume from a checkpoint."
+            " `echoes`: replies, over all questions, that repeated their prompt's own instructions or"
+            " examples (each asked again once; goal 0). `not answered`: answers that were not a plain"
+            " answer (best_span = a refusal replaced by the best answer from the evidence; refused = empty;"
+            " unanswerable = a refusal the method kept on purpose).",
             "",
             "### Retrieval",
             "",

@@ -45,7 +45,15 @@ RESULTS_FILE = "results.jsonl"
 #: Cut-offs of Recall@k / Full@k / Hits@k: 2 and 5 are MultiHop-RAG's and BiQOG's, 10 IR-CoT's fan-out.
 KS = (2, 5, 10)
 #: Usage counters summed over a question's LLM calls (see nodes.state.LLMUsage).
-_USAGE_KEYS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens", "cache_hits", "seconds")
+_USAGE_KEYS = (
+    "calls",
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "cache_hits",
+    "echoes",
+    "seconds",
+)
 
 Record = dict[str, Any]
 ResultKey = tuple[str, str, str]  # (dataset, method, question id)
@@ -368,6 +376,8 @@ def _attempt(
             evidence=evidence,
             metrics=score(ex.answers, ex.evidence, prediction, evidence),
             llm=_usage_totals(values.get("usage") or []),
+            outcome=values.get("answer_outcome"),
+            fallbacks=list(values.get("fallbacks") or []),
             source=source,
             error=None,
         )

@@ -36,6 +36,14 @@ class RetrievalContext:
         default=32,
         metadata={"description": "Token budget of the final answer: benchmark answers are short spans."},
     )
+    unanswerable: bool = field(
+        default=False,
+        metadata={
+            "description": "Let the final answer say the passages do not answer (kept, and counted as "
+            '"unanswerable"); off, a refusal is asked once more for the best answer from the evidence. '
+            "On for corpora with unanswerable questions, such as MultiHop-RAG's null queries."
+        },
+    )
 
 
 def context_of(runtime_context: C | None, schema: type[C]) -> C:

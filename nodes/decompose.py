@@ -16,6 +16,9 @@ class Decompose:
 
     def __call__(self, state: SubQuestionsState, runtime: Runtime[DecompositionContext]) -> dict:
         ctx = context_of(runtime.context, DecompositionContext)
-        reply = self.llm.complete("decomposer", decompose.messages(state["question"]), max_tokens=160)
-        subs = decompose.parse(reply.text, state["question"], ctx.max_sub_questions)
-        return {"sub_questions": subs, "step": 0, "usage": [reply.usage]}
+        reply = self.llm.complete(
+            "decomposer", decompose.messages(state["question"]), max_tokens=160, guard=decompose.GUARD
+        )
+        subs, fallback = decompose.parse(reply.text, state["question"], ctx.max_sub_questions)
+        update = {"sub_questions": subs, "step": 0, "usage": [reply.usage]}
+        return {**update, "fallbacks": [f"decompose: {fallback}"]} if fallback else update

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from langgraph.runtime import Runtime
 
 from nodes.context import ChainRAGContext, context_of
-from nodes.generate import first_line
+from nodes.generate import final_answer
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.sentence_retrieval import word_count
@@ -41,19 +41,40 @@ def rerank_within(
 
 
 class Integrate:
+    """AnsInt or CxtInt. An AnsInt answer that refuses (its sub-questions went unanswered) is not final
+    while there is evidence: the question is answered from the contexts instead, as CxtInt reads them."""
+
     def __init__(self, llm: LLMGateway, reranker: Reranker) -> None:
         self.llm = llm
         self.reranker = reranker
 
     def __call__(self, state: ChainRAGState, runtime: Runtime[ChainRAGContext]) -> dict:
         ctx = context_of(runtime.context, ChainRAGContext)
+        question, usage, fallbacks = state["question"], [], []
         if ctx.integration == "answers":
-            steps = [(sub["question"], sub["answer"]) for sub in state.get("solved", [])]
-            messages = integrate.messages(state["question"], steps)
-        else:
-            passages = rerank_within(
-                self.reranker, state["question"], state.get("evidence", []), ctx.word_limit
+            steps = [
+                (sub["question"], sub["answer"] if sub["answered"] else None)
+                for sub in state.get("solved", [])
+            ]
+            reply = self.llm.complete(
+                "generator",
+                integrate.messages(question, steps),
+                max_tokens=ctx.max_answer_tokens,
+                guard=integrate.GUARD,
             )
-            messages = answer.messages(state["question"], passages)
-        reply = self.llm.complete("generator", messages, max_tokens=ctx.max_answer_tokens)
-        return {"answer": first_line(reply.text), "usage": [reply.usage]}
+            text = answer.clean(reply.text)
+            if not answer.is_refusal(text) or ctx.unanswerable:
+                outcome = "unanswerable" if answer.is_refusal(text) else "answered"
+                return {"answer": text, "answer_outcome": outcome, "usage": [reply.usage]}
+            usage.append(reply.usage)
+            fallbacks.append("integrate: the sub-answers gave no answer; answered from the contexts")
+        passages = rerank_within(self.reranker, question, state.get("evidence", []), ctx.word_limit)
+        update = final_answer(
+            self.llm,
+            answer.messages(question, passages, unanswerable=ctx.unanswerable),
+            max_tokens=ctx.max_answer_tokens,
+            guard=answer.GUARD,
+            has_evidence=bool(passages),
+            unanswerable=ctx.unanswerable,
+        )
+        return {**update, "usage": usage + update["usage"], "fallbacks": fallbacks}

@@ -15,4 +15,8 @@ class JudgeSufficiency:
     def __call__(self, state: ChainRAGState) -> dict:
         messages = reader.judge_messages(state.get("gathered", []), state["query"], state.get("notes", ""))
         reply = self.llm.complete("judge", messages, max_tokens=3)
-        return {"stop": STOP_SUFFICIENT if reader.is_yes(reply.text) else "", "usage": [reply.usage]}
+        sufficient = reader.verdict(reply.text)
+        update = {"stop": STOP_SUFFICIENT if sufficient else "", "usage": [reply.usage]}
+        if sufficient is None:  # no Yes/No: keep gathering; the word limit still ends the expansion
+            update["fallbacks"] = [f"judge: no Yes/No in {reply.text.strip()[:40]!r}: taken as No"]
+        return update

@@ -44,13 +44,20 @@ class PrepareSubQuestion:
         unanswered = [i for i, sub in enumerate(solved) if not sub["answered"]]
         if not unanswered:
             earlier = [(sub["question"], sub["answer"]) for sub in solved]
-            reply = self.llm.complete("rewriter", rewrite.messages(earlier, asked), max_tokens=64)
-            return {**fresh, "query": rewrite.parse(reply.text, asked), "usage": [reply.usage]}
+            reply = self.llm.complete(
+                "rewriter", rewrite.messages(earlier, asked), max_tokens=64, guard=rewrite.GUARD
+            )
+            query, fallback = rewrite.parse(reply.text, asked)
+            update = {**fresh, "query": query, "usage": [reply.usage]}
+            return {**update, "fallbacks": [f"prepare: {fallback}"]} if fallback else update
         usages, notes = [], []
         for i in unanswered:
             context = [item for item in state.get("evidence", []) if item["hop"] == i + 1]
             reply = self.llm.complete(
-                "summarizer", summarize.messages(context, solved[i]["question"]), max_tokens=120
+                "summarizer",
+                summarize.messages(context, solved[i]["question"]),
+                max_tokens=120,
+                guard=summarize.GUARD,
             )
             usages.append(reply.usage)
             notes.append(f"On '{solved[i]['question']}': {reply.text.strip()}")

@@ -5,10 +5,9 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from nodes.context import RetrievalContext, context_of
-from nodes.generate import first_line
 from nodes.llm import LLMGateway
 from nodes.state import ChainRAGState, SubAnswer
-from prompts import reader
+from prompts import answer, reader
 
 
 class AnswerSubQuestion:
@@ -22,12 +21,13 @@ class AnswerSubQuestion:
             "generator",
             reader.answer_messages(gathered, state["query"], state.get("notes", "")),
             max_tokens=ctx.max_answer_tokens,
+            guard=reader.ANSWER_GUARD,
         )
-        answer = first_line(reply.text)
+        text = answer.clean(reply.text)
         solved = SubAnswer(
             asked=state["sub_questions"][step],
             question=state["query"],
-            answer=answer,
-            answered=not reader.is_no_answer(answer),
+            answer=text,
+            answered=not answer.is_refusal(text),
         )
         return {"solved": [solved], "evidence": gathered, "step": step + 1, "usage": [reply.usage]}

@@ -1,19 +1,26 @@
 """Answer generator: reads passages, answers the question in as few words as the answer needs.
 
 A short-span answer is what EM / F1 on the benchmarks score; a long sentence around a right answer scores
-poorly, so the instruction asks for the span only. It offers no "cannot answer" phrase: measured on
-HotpotQA, the 1.5B embedded model took that way out for questions its passages did answer, and a guess
-costs less than a certain miss. (Sub-question readers keep the phrase: an unanswered sub-question is a
-signal ChainRAG acts on.)
+poorly, so the instruction asks for the answer only. It names no kinds of answer and shows no placeholder:
+given "a name, date, number, yes/no, or short phrase" the 1.5B embedded model replied "a name" to 7 of 50
+MuSiQue questions; told "if the question asks whether something is so, reply yes or no" it answered "yes"
+to questions asking who or what; and "no full sentence, no explanation" it replied with that very phrase
+to 3 of 12 HotpotQA questions outside the evaluated ones, where this wording and the closing "Answer:"
+cue drew no echo and no sentence. It offers no "cannot answer" phrase either: measured on HotpotQA, the model took that
+way out for questions its passages did answer, and a guess costs less than a certain miss. A method that
+decides unanswerability on purpose (MultiHop-RAG's null queries) asks with `unanswerable=True`, which adds
+the phrase. (Sub-question readers always have it: an unanswered sub-question is a signal ChainRAG acts on.)
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from nodes.state import Evidence
+from prompts.echo import EchoGuard, normalise
 from prompts.passages import format_passages
 
 SYSTEM = (
@@ -21,14 +28,71 @@ SYSTEM = (
     "question needs more than one step."
 )
 
-INSTRUCTION = (
-    "Reply with the answer only: a name, date, number, yes/no, or short phrase - no full sentence, "
-    "no explanation."
+INSTRUCTION = "Reply with just the answer, as briefly as possible."
+# The reply's start: a completion cue that has the model begin with the answer itself.
+CUE = "Answer:"
+
+UNANSWERABLE = "Insufficient information."
+UNANSWERABLE_INSTRUCTION = f"If the passages do not answer the question, reply: {UNANSWERABLE}"
+
+# Asked after a refusal when the method has evidence: its best span is worth more than a certain miss.
+REFUSAL_NUDGE = "Give your best answer from the passages even if you are unsure, as briefly as possible."
+
+GUARD = EchoGuard(
+    own_text=(SYSTEM, INSTRUCTION, UNANSWERABLE_INSTRUCTION, REFUSAL_NUDGE, CUE),
+    allowed=frozenset({"yes", "no", normalise(UNANSWERABLE)}),
 )
 
+# Replies that decline to answer, normalised (prompts.echo.normalise): the whole reply, or its start.
+_REFUSAL_REPLIES = frozenset({"unknown", "n a", "none", "not known", "no idea"})
+_REFUSAL_STARTS = (
+    "insufficient information",
+    "not enough information",
+    "no answer",
+    "no information",
+    "cannot answer",
+    "cannot be answered",
+    "cannot be determined",
+    "can not be determined",
+    "unable to answer",
+    "unable to determine",
+    "not mentioned",
+    "not provided",
+    "not specified",
+    "not stated",
+    "not found",
+    "unanswerable",
+    "none of the passages",
+    "the passages do not",
+    "the passage does not",
+    "there is no information",
+)
+_LEADING_LABEL = re.compile(r"^\s*(final\s+)?answer\s*:\s*", re.IGNORECASE)
 
-def messages(question: str, evidence: Sequence[Evidence]) -> list[BaseMessage]:
+
+def messages(question: str, evidence: Sequence[Evidence], *, unanswerable: bool = False) -> list[BaseMessage]:
+    instruction = f"{INSTRUCTION} {UNANSWERABLE_INSTRUCTION}" if unanswerable else INSTRUCTION
     return [
         SystemMessage(SYSTEM),
-        HumanMessage(f"Passages:\n{format_passages(evidence)}\n\nQuestion: {question}\n{INSTRUCTION}"),
+        HumanMessage(f"Passages:\n{format_passages(evidence)}\n\nQuestion: {question}\n{instruction}\n{CUE}"),
     ]
+
+
+def clean(text: str) -> str:
+    """The reply's first non-empty line without a leading "Answer:" label or trailing punctuation.
+
+    Small models often run on after the answer, so the answer is the first line. Nothing else is edited:
+    the benchmarks' own normalisation (SQuAD rules) does the rest when scoring.
+    """
+    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
+    return _LEADING_LABEL.sub("", line).strip().rstrip(".,;:!").strip()
+
+
+def is_refusal(text: str) -> bool:
+    """True for an empty reply or one that declines to answer ("Insufficient information.", "Unknown"...)."""
+    said = normalise(text)
+    return (
+        not said
+        or said in _REFUSAL_REPLIES
+        or any(f"{said} ".startswith(f"{phrase} ") for phrase in _REFUSAL_STARTS)
+    )

@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from nodes.state import Evidence
-from prompts.answer import INSTRUCTION
+from prompts.answer import CUE, INSTRUCTION, UNANSWERABLE, UNANSWERABLE_INSTRUCTION
+from prompts.echo import EchoGuard, normalise
 from prompts.passages import format_passages
-
-NO_ANSWER = "Insufficient information."
 
 SYSTEM = "You read numbered passages and answer about them. Use only what the passages say."
 
@@ -23,7 +22,11 @@ JUDGE_INSTRUCTION = (
     "Do these passages contain enough information to answer the question? Reply with Yes or No only."
 )
 
-ANSWER_INSTRUCTION = f"{INSTRUCTION} If the passages do not contain the answer, reply: {NO_ANSWER}"
+ANSWER_INSTRUCTION = f"{INSTRUCTION} {UNANSWERABLE_INSTRUCTION}\n{CUE}"
+
+ANSWER_GUARD = EchoGuard(
+    own_text=(SYSTEM, ANSWER_INSTRUCTION), allowed=frozenset({"yes", "no", normalise(UNANSWERABLE)})
+)
 
 
 def _messages(evidence: Sequence[Evidence], notes: str, question: str, instruction: str) -> list[BaseMessage]:
@@ -44,11 +47,7 @@ def answer_messages(evidence: Sequence[Evidence], question: str, notes: str = ""
     return _messages(evidence, notes, question, ANSWER_INSTRUCTION)
 
 
-def is_no_answer(answer: str) -> bool:
-    """True for an empty reply or the no-answer phrase (with or without its full stop)."""
-    text = answer.strip().lower()
-    return not text or text.startswith(NO_ANSWER.lower().rstrip("."))
-
-
-def is_yes(reply: str) -> bool:
-    return reply.strip().lower().lstrip("*\"' ").startswith("yes")
+def verdict(reply: str) -> bool | None:
+    """The judge's Yes (True) or No (False); None when the reply starts with neither."""
+    first = normalise(reply).split()[:1]
+    return {"yes": True, "no": False}.get(first[0]) if first else None

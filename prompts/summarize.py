@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from nodes.state import Evidence
+from prompts.echo import EchoGuard
 from prompts.passages import format_passages
 from prompts.reader import SYSTEM  # the readers' system text: a summary call reuses their cached prefix
 
@@ -15,6 +16,8 @@ INSTRUCTION = (
     "Summarise, in at most three sentences, what these passages say that bears on the question. "
     "Keep names, dates and numbers."
 )
+
+GUARD = EchoGuard(own_text=(SYSTEM, INSTRUCTION))
 
 
 def messages(evidence: Sequence[Evidence], question: str) -> list[BaseMessage]:

@@ -12,7 +12,6 @@ from nodes.integrate import Integrate, rerank
 from nodes.judge import JudgeSufficiency
 from nodes.rewrite import PrepareSubQuestion, needs_rewrite
 from nodes.state import Evidence, SubAnswer
-from prompts import decompose
 from tests.scripted import scripted_gateway
 
 
@@ -44,16 +43,6 @@ class LengthReranker:
 )
 def test_the_rewrite_trigger_is_a_deliberate_word_list(question: str, expected: bool) -> None:
     assert needs_rewrite(question) is expected
-
-
-def test_decomposition_reply_is_parsed_as_a_json_array_or_falls_back() -> None:
-    assert decompose.parse('Sure: ["Who directed Jaws?", "Where was he born?"]', "q", 4) == [
-        "Who directed Jaws?",
-        "Where was he born?",
-    ]
-    assert decompose.parse('["a", "b", "c"]', "q", 2) == ["a", "b"]
-    assert decompose.parse("no list here", "the question", 4) == ["the question"]
-    assert decompose.parse("[not json", "the question", 4) == ["the question"]
 
 
 def test_decompose_node_starts_at_the_first_sub_question() -> None:

@@ -46,7 +46,7 @@ def test_report_from_the_jsonl_alone(results_only: Path) -> None:
     two = next(line for line in answers.splitlines() if line.startswith("| two |"))
     # one: 4 answered, EM 3/4 with its interval, 1 call, 100 prompt tokens, 5 hops over 4 questions
     assert one.startswith("| one | 4 | 0 | 75.0 [") and re.search(CI, one)
-    assert "| 1.00 | 100 | 40 | 3 | 0.00 |" in one and one.endswith("| 1.25 |")
+    assert "| 1.00 | 100 | 40 | 3 | 0.00 |" in one and one.endswith("| 1.25 | 0 | 0 |")
     assert two.startswith("| two | 3 | 1 | ")  # the failed question is counted apart, not scored
 
     retrieval = section(text, "Retrieval")
