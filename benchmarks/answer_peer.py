@@ -7,8 +7,8 @@ to record each reply in the order the peer asks (per question: with retrieval, t
 scores those replies with the evaluation's metrics (the same SQuAD rules the peer uses) and compares them
 with the methods of an evaluation run on the same questions by the paired bootstrap.
 
-    .venv/bin/python -m benchmarks.answer_peer hotpotqa --run runs/answers-hotpotqa-50 --limit 50
-    .venv/bin/python -m benchmarks.answer_peer musique --run runs/answers-musique-50 --limit 50
+    .venv/bin/python -m benchmarks.answer_peer hotpotqa --run runs/after-hotpotqa-50 --limit 50 \
+        [--against runs/before-hotpotqa-50]
 
 The peer's replies go to RUN/peer-answers.jsonl and are read from there on a re-run (the peer takes about
 5 s a question); `--fresh` runs it again.
@@ -98,15 +98,22 @@ def _pct(mean: float, low: float, high: float) -> str:
     return f"{100 * mean:.1f} [{100 * low:.1f}, {100 * high:.1f}]"
 
 
-def compare(run_dir: Path, dataset: str, peer_rows: list[dict[str, Any]]) -> str:
-    """Markdown: EM / F1 of each method and of the peer on the same questions, paired differences, the
-    echoes each method's prompts drew and its most frequent predictions (a copied phrase shows there)."""
+def _answered(run_dir: Path, dataset: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """method -> question text -> its latest answered record, from one evaluation folder."""
     path = results_path(run_dir)
     results = latest_results(read_records(path)) if path.exists() else {}
     by_method: dict[str, dict[str, dict[str, Any]]] = {}
     for (ds, method, _), record in results.items():
         if ds == dataset and record.get("prediction") is not None:
             by_method.setdefault(method, {})[record["question"]] = record
+    return by_method
+
+
+def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]]) -> str:
+    """Markdown: EM / F1 of each method of each run and of the peer on the same questions, paired
+    differences against the peer, the echoes each method's prompts drew (counted since the echo guard
+    exists) and its most frequent predictions (a copied phrase shows there); then, for a method in more
+    than one run (before / after a change), the paired difference of the last run against the first."""
     lines = [
         f"Questions: {len(peer_rows)} ({dataset}); peer = plain dense RAG answer peer, same embedded model.",
         "",
@@ -120,23 +127,33 @@ def compare(run_dir: Path, dataset: str, peer_rows: list[dict[str, Any]]) -> str
         f"| peer (rag) | {len(peer_rows)} | {_pct(*bootstrap_ci(peer_em))} | {_pct(*bootstrap_ci(peer_f1))}"
         f" | | | – | {_top(peer_top)} |"
     )
-    for method, records in by_method.items():
-        em, f1, echoes, predictions = [], [], 0, []
-        for row in peer_rows:
-            record = records.get(row["question"])
-            pred = record["prediction"] if record else None
-            e, f = _scores(pred, row["gold_answers"])
-            em.append(e)
-            f1.append(f)
-            if record:
-                echoes += int((record.get("llm") or {}).get("echoes", 0))
-                predictions.append(pred)
-        n = sum(e is not None for e in em)
-        lines.append(
-            f"| {method} | {n} | {_pct(*bootstrap_ci(em))} | {_pct(*bootstrap_ci(f1))}"
-            f" | {_pct(*paired_difference(em, peer_em))} | {_pct(*paired_difference(f1, peer_f1))}"
-            f" | {echoes} | {_top(Counter(predictions).most_common(3))} |"
-        )
+    scores: dict[str, list[tuple[str, list[float | None], list[float | None]]]] = {}
+    for run_dir in run_dirs:
+        for method, records in _answered(run_dir, dataset).items():
+            em, f1, echoes, predictions = [], [], 0, []
+            for row in peer_rows:
+                record = records.get(row["question"])
+                pred = record["prediction"] if record else None
+                e, f = _scores(pred, row["gold_answers"])
+                em.append(e)
+                f1.append(f)
+                if record:
+                    echoes += int((record.get("llm") or {}).get("echoes", 0))
+                    predictions.append(pred)
+            scores.setdefault(method, []).append((run_dir.name, em, f1))
+            n = sum(e is not None for e in em)
+            lines.append(
+                f"| {method} ({run_dir.name}) | {n} | {_pct(*bootstrap_ci(em))} | {_pct(*bootstrap_ci(f1))}"
+                f" | {_pct(*paired_difference(em, peer_em))} | {_pct(*paired_difference(f1, peer_f1))}"
+                f" | {echoes} | {_top(Counter(predictions).most_common(3))} |"
+            )
+    for method, runs in scores.items():
+        if len(runs) > 1:
+            (first, em0, f10), (last, em1, f11) = runs[0], runs[-1]
+            lines.append(
+                f"\n{method}, {last} - {first} on the questions both answered: EM "
+                f"{_pct(*paired_difference(em1, em0))}, F1 {_pct(*paired_difference(f11, f10))}"
+            )
     return "\n".join(lines)
 
 
@@ -147,7 +164,19 @@ def _top(counts: list[tuple[str, int]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", choices=sorted(DATA_FILES))
-    parser.add_argument("--run", type=Path, required=True, help="an evaluation run folder on the same data")
+    parser.add_argument(
+        "--run",
+        type=Path,
+        required=True,
+        help="the evaluation folder on the same data; the peer's answers go here",
+    )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="earlier evaluation folders to compare, e.g. before",
+    )
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--fresh", action="store_true", help="run the peer again even if its answers exist")
@@ -160,7 +189,7 @@ def main() -> None:
         print(f"peer summary: {json.dumps(summary)}")
         args.run.mkdir(parents=True, exist_ok=True)
         stored.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    print(compare(args.run, args.dataset, rows[: args.limit]))
+    print(compare([*args.against, args.run], args.dataset, rows[: args.limit]))
 
 
 if __name__ == "__main__":
