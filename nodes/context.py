@@ -1,10 +1,11 @@
 """Per-run parameters (LangGraph `context_schema`): what Studio shows and lets you edit for a run.
 
 Only plain values live here; loaded models and opened indexes are handed to nodes when the graph is built.
-Each field carries its description in `field(metadata={"description": ...})`: pydantic, which builds the
-JSON schema LangGraph serves to Studio, reads that (attribute docstrings it does not), so Studio shows
-what every parameter means. A subclass whose method counts a field differently redeclares it with its own
-description (`top_k`: passages for the question, seed sentences per sub-question ...).
+Each field carries its description in `field(metadata={"description": ...})`, written
+`parameter(default, description)`: pydantic, which builds the JSON schema LangGraph serves to Studio, reads
+that (attribute docstrings it does not), so Studio shows what every parameter means. A subclass whose
+method counts a field differently redeclares it with its own description (`top_k`: passages for the
+question, seed sentences per sub-question ...).
 """
 
 from __future__ import annotations
@@ -14,35 +15,34 @@ from typing import Literal, TypeVar
 
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
 C = TypeVar("C")
+T = TypeVar("T")
+
+
+def parameter(default: T, description: str) -> T:
+    """A context field whose description reaches the JSON schema Studio renders."""
+    return field(default=default, metadata={"description": description})
 
 
 @dataclass(kw_only=True)
 class RetrievalContext:
     """Parameters every retrieve-then-answer method shares."""
 
-    index: str = field(
-        default="default",
-        metadata={"description": "Name of the index to search (built by `hopgraph index PATH --name NAME`)."},
+    index: str = parameter(
+        "default", "Name of the index to search (built by `hopgraph index PATH --name NAME`)."
     )
-    top_k: int = field(default=5, metadata={"description": "Passages retrieved for the question."})
-    retrieval_mode: RetrievalMode = field(
-        default="hybrid",
-        metadata={
-            "description": "How passages are searched: dense (Chroma), bm25, or hybrid "
-            "(reciprocal-rank fusion of both)."
-        },
+    top_k: int = parameter(5, "Passages retrieved for the question.")
+    retrieval_mode: RetrievalMode = parameter(
+        "hybrid",
+        "How passages are searched: dense (Chroma), bm25, or hybrid (reciprocal-rank fusion of both).",
     )
-    max_answer_tokens: int = field(
-        default=32,
-        metadata={"description": "Token budget of the final answer: benchmark answers are short spans."},
+    max_answer_tokens: int = parameter(
+        32, "Token budget of the final answer: benchmark answers are short spans."
     )
-    unanswerable: bool = field(
-        default=False,
-        metadata={
-            "description": "Let the final answer say the passages do not answer (kept, and counted as "
-            '"unanswerable"); off, a refusal is asked once more for the best answer from the evidence. '
-            "On for corpora with unanswerable questions, such as MultiHop-RAG's null queries."
-        },
+    unanswerable: bool = parameter(
+        False,
+        "Let the final answer say the passages do not answer (kept, and counted as "
+        '"unanswerable"); off, a refusal is asked once more for the best answer from the evidence. '
+        "On for corpora with unanswerable questions, such as MultiHop-RAG's null queries.",
     )
 
 
@@ -55,13 +55,9 @@ def context_of(runtime_context: C | None, schema: type[C]) -> C:
 class DecompositionContext(RetrievalContext):
     """Methods that first split the question into sub-questions."""
 
-    top_k: int = field(default=5, metadata={"description": "Passages retrieved for each sub-question."})
-    max_sub_questions: int = field(
-        default=4,
-        metadata={
-            "description": "Cap on the decomposer's list of sub-questions (the paper's prompt asks for "
-            "usually two)."
-        },
+    top_k: int = parameter(5, "Passages retrieved for each sub-question.")
+    max_sub_questions: int = parameter(
+        4, "Cap on the decomposer's list of sub-questions (the paper's prompt asks for usually two)."
     )
 
 
@@ -72,45 +68,19 @@ IntegrationMode = Literal["answers", "contexts"]
 class ChainRAGContext(DecompositionContext):
     """ChainRAG's parameters, paper defaults (k=3 seeds, 100 candidates, 3000-word limit) and ablations."""
 
-    top_k: int = field(
-        default=3,
-        metadata={
-            "description": "Seed sentences per sub-question (the paper's k); chunks per sub-question "
-            "when use_graph is off."
-        },
+    top_k: int = parameter(
+        3, "Seed sentences per sub-question (the paper's k); chunks per sub-question when use_graph is off."
     )
-    candidates: int = field(
-        default=100,
-        metadata={"description": "Sentences kept by the embedding pre-filter before reranking."},
+    candidates: int = parameter(100, "Sentences kept by the embedding pre-filter before reranking.")
+    word_limit: int = parameter(3000, "Expansion stops once the gathered sentences reach this many words.")
+    integration: IntegrationMode = parameter(
+        "answers",
+        "answers = AnsInt (sub-questions and their answers); contexts = CxtInt (reranked sentences).",
     )
-    word_limit: int = field(
-        default=3000,
-        metadata={"description": "Expansion stops once the gathered sentences reach this many words."},
-    )
-    integration: IntegrationMode = field(
-        default="answers",
-        metadata={
-            "description": "answers = AnsInt (sub-questions and their answers); contexts = CxtInt "
-            "(reranked sentences)."
-        },
-    )
-    rewrite: bool = field(
-        default=True,
-        metadata={"description": "Ablation switch: rewrite sub-questions that refer to earlier answers."},
-    )
-    ec_edges: bool = field(
-        default=True, metadata={"description": "Ablation switch: entity co-occurrence (EC) edges."}
-    )
-    ss_edges: bool = field(
-        default=True, metadata={"description": "Ablation switch: semantic similarity (SS) edges."}
-    )
-    sa_edges: bool = field(
-        default=True, metadata={"description": "Ablation switch: structural adjacency (SA) edges."}
-    )
-    use_graph: bool = field(
-        default=True,
-        metadata={
-            "description": "Ablation switch: off retrieves chunks (as NaiveRAG) instead of sentences, "
-            "with no expansion."
-        },
+    rewrite: bool = parameter(True, "Ablation switch: rewrite sub-questions that refer to earlier answers.")
+    ec_edges: bool = parameter(True, "Ablation switch: entity co-occurrence (EC) edges.")
+    ss_edges: bool = parameter(True, "Ablation switch: semantic similarity (SS) edges.")
+    sa_edges: bool = parameter(True, "Ablation switch: structural adjacency (SA) edges.")
+    use_graph: bool = parameter(
+        True, "Ablation switch: off retrieves chunks (as NaiveRAG) instead of sentences, with no expansion."
     )
