@@ -163,6 +163,28 @@ def _paired_section(answered: Mapping[str, list[Record]]) -> list[str]:
     return _table(["Pair", "Metric", "Difference (points)", "n paired", "CI excludes 0"], rows)
 
 
+def _stats_section(answered: Mapping[str, list[Record]]) -> list[str]:
+    """Each method's own statistics (`stats` in its final state), averaged over the questions that report
+    them; methods that report none get no row, and no table when none does."""
+    names = sorted({name for records in answered.values() for r in records for name in r.get("stats") or {}})
+    if not names:
+        return []
+    rows = []
+    for method, records in answered.items():
+        reported = [r.get("stats") or {} for r in records]
+        values = {name: [stats[name] for stats in reported if name in stats] for name in names}
+        if any(values.values()):
+            rows.append([method, *(_num(_mean(v), 2) if v else "" for v in values.values())])
+    return [
+        "",
+        "### Method statistics",
+        "",
+        *_table(["Method", *names], rows),
+        "",
+        "What each method measures of its own run (nodes.state.AnswerOutput `stats`), mean per question.",
+    ]
+
+
 def _settings_section(runs: Sequence[Record]) -> list[str]:
     """Every start in the folder, and each method's context as it last ran (later starts may add
     methods, e.g. ablations run on fewer questions beside the main comparison)."""
@@ -297,6 +319,7 @@ def write_report(out_dir: str | Path) -> Path:
             "",
         ]
         lines += _paired_section(methods)
+        lines += _stats_section(methods)
         lines += _failures_section(failed.get(dataset, {}))
         if dataset_runs:
             lines += ["", "### Settings", "", *_settings_section(dataset_runs)]

@@ -378,6 +378,7 @@ def _attempt(
             llm=_usage_totals(values.get("usage") or []),
             outcome=values.get("answer_outcome"),
             fallbacks=list(values.get("fallbacks") or []),
+            stats=dict(values.get("stats") or {}),
             source=source,
             error=None,
         )

@@ -94,6 +94,11 @@ def merge_evidence(existing: list[Evidence], new: list[Evidence]) -> list[Eviden
     return sorted(kept.values(), key=lambda item: item["hop"])
 
 
+def merge_stats(existing: dict[str, float], new: dict[str, float]) -> dict[str, float]:
+    """A node reports a statistic's value so far; the latest report of each name wins."""
+    return {**existing, **new}
+
+
 class QuestionInput(TypedDict):
     """What a caller (or Studio's input form) provides."""
 
@@ -105,6 +110,8 @@ class AnswerOutput(TypedDict, total=False):
 
     `answer_outcome` says how the answer came about (nodes.generate.AnswerOutcome); `fallbacks` lists every
     model reply a parser could not use and what it did instead, one "node: what happened" line each.
+    `stats` holds what a method measures of its own run and a paper reports, by name (ReSP's iterations
+    and compression ratio, IR-CoT's reasoning steps ...): the evaluation report averages each per method.
     """
 
     answer: str
@@ -112,6 +119,7 @@ class AnswerOutput(TypedDict, total=False):
     evidence: list[Evidence]
     usage: list[LLMUsage]
     fallbacks: list[str]
+    stats: dict[str, float]
 
 
 class QAState(TypedDict, total=False):
@@ -123,6 +131,7 @@ class QAState(TypedDict, total=False):
     answer_outcome: str
     usage: Annotated[list[LLMUsage], operator.add]
     fallbacks: Annotated[list[str], operator.add]
+    stats: Annotated[dict[str, float], merge_stats]
 
 
 class SubAnswer(TypedDict):

@@ -72,6 +72,34 @@ def test_report_from_the_jsonl_alone(results_only: Path) -> None:
     assert "| one | 3 | 0 |" in common and "| two | 3 | 1 |" in common
 
 
+def test_method_statistics_are_averaged_per_method_that_reports_them(
+    tmp_path: Path,
+    saver: SqliteSaver,  # noqa: F811
+) -> None:
+    out = tmp_path / "run"
+    run_scripted(out, {"counts": Script(stats=True), "silent": Script()}, saver)
+    records = [r for r in read_records(out / "results.jsonl") if r.get("method") == "counts"]
+    assert sorted(r["stats"]["passages read"] for r in records) == [1, 1, 1, 3]
+
+    text = write_report(out).read_text(encoding="utf-8")
+    table = section(text, "Method statistics")
+    # 3 + 1 + 1 + 1 passages over 4 questions; the method that reports nothing gets no row
+    assert "| Method | passages read |" in table and "| counts | 1.50 |" in table
+    assert "silent" not in table
+    assert "### Method statistics" not in write_report(results_only_copy(out, tmp_path)).read_text()
+
+
+def results_only_copy(out: Path, tmp_path: Path) -> Path:
+    """The run's results without any method statistics, as written before methods reported them."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    for line in lines:
+        line.pop("stats", None)
+    (bare / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return bare
+
+
 def test_report_scores_stored_evidence_by_the_current_rules(results_only: Path) -> None:
     """A line written under older metric rules (its stored metrics say nothing was found, EM 0) is scored
     again from its stored answer and evidence, so every line of a report is judged by the same rules."""

@@ -113,11 +113,16 @@ class ScriptedContext:
 
 class Script:
     """Canned node behaviour, counting calls. `generate` raises once per question named in `interrupt_once`
-    (KeyboardInterrupt: a Ctrl-C or kill) or in `fail_once` (ValueError: a failing question)."""
+    (KeyboardInterrupt: a Ctrl-C or kill) or in `fail_once` (ValueError: a failing question); with
+    `stats` it reports the number of passages it read as the method statistic "passages read"."""
 
     def __init__(
-        self, interrupt_once: frozenset[str] = frozenset(), fail_once: frozenset[str] = frozenset()
+        self,
+        interrupt_once: frozenset[str] = frozenset(),
+        fail_once: frozenset[str] = frozenset(),
+        stats: bool = False,
     ) -> None:
+        self.stats = stats
         self.interrupt_once = set(interrupt_once)
         self.fail_once = set(fail_once)
         self.calls: Counter[str] = Counter()
@@ -151,7 +156,10 @@ class Script:
             seconds=0.5,
             cache_hits=0,
         )
-        return {"answer": ANSWERS[question], "usage": [usage]}
+        update = {"answer": ANSWERS[question], "usage": [usage]}
+        if self.stats:
+            update["stats"] = {"passages read": float(len(state["evidence"]))}
+        return update
 
 
 def scripted_graph(script: Script, saver: SqliteSaver | None) -> CompiledStateGraph:
