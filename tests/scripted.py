@@ -43,3 +43,15 @@ class ScriptedChatModel(BaseChatModel):
 def scripted_gateway(reply: Callable[[str], str]) -> tuple[LLMGateway, ScriptedChatModel]:
     model = ScriptedChatModel(reply=reply)
     return LLMGateway({}, RoleModel(model, "scripted", "scripted chat model")), model
+
+
+class ScriptedServices:
+    """The real services (indexes, embedder, reranker, spaCy) with a scripted LLM in their place: tests of a
+    graph's wiring over real retrieval. Keyword arguments replace any other service too."""
+
+    def __init__(self, services: Any, llm: LLMGateway, **replaced: Any) -> None:
+        self._services = services
+        self._replaced = {"llm": llm, **replaced}
+
+    def __getattr__(self, name: str) -> Any:
+        return self._replaced[name] if name in self._replaced else getattr(self._services, name)

@@ -4,7 +4,6 @@ ablations with a scripted chat model, then one end-to-end run with the real loca
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -12,8 +11,7 @@ import pytest
 from graphs import chainrag
 from hopgraph import Settings, build_graph, index_corpus, services_for
 from hopgraph.providers import EmbeddingSimilarityReranker
-from nodes.llm import LLMGateway
-from tests.scripted import ScriptedChatModel, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 from tests.test_naive_local import GOLD_TITLES, QUESTION
 
 DOCS = [
@@ -37,17 +35,6 @@ DOCS = [
         "text": "Honeybees live in colonies. A colony has one queen. Worker bees collect nectar.",
     },
 ]
-
-
-@dataclass
-class ScriptedServices:
-    """Real indexes, embedder and reranker with a scripted LLM: wiring tests of the ChainRAG graph."""
-
-    llm: LLMGateway
-    indexes: Any
-    embedder: Any
-    reranker: Any
-    nlp: Any
 
 
 @pytest.fixture(scope="module")
@@ -103,9 +90,7 @@ def trace(
 ) -> tuple[list[str], dict, ScriptedChatModel]:
     services = services_for(settings)
     llm, model = scripted_gateway(script(judge))
-    wired = ScriptedServices(
-        llm, services.indexes, services.embedder, EmbeddingSimilarityReranker(services.embedder), None
-    )
+    wired = ScriptedServices(services, llm, reranker=EmbeddingSimilarityReranker(services.embedder))
     graph = chainrag.build(wired).compile()
     steps: list[str] = []
     values: dict = {}

@@ -8,7 +8,6 @@ Postgres, survives the connection that wrote it, and can be replayed and forked 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pytest
 from graphs import naive
 from hopgraph import Settings, checkpointer_for
 from hopgraph.api import _open_saver
-from tests.scripted import scripted_gateway
+from tests.scripted import ScriptedServices, scripted_gateway
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +27,6 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server.cleanup()
 
 
-@dataclass
-class ScriptedServices:
-    """The real sample index with a scripted LLM (NaiveRAG only needs these two)."""
-
-    llm: Any
-    indexes: Any
-
-
 def test_runs_are_saved_in_postgres_and_replayed_from_a_new_connection(
     settings: Settings, sample_index: str, services: Any, postgres_url: str, tmp_path: Path
 ) -> None:
@@ -43,7 +34,7 @@ def test_runs_are_saved_in_postgres_and_replayed_from_a_new_connection(
     saver = checkpointer_for(pg_settings)
     assert type(saver).__name__ == "PostgresSaver"
     llm, model = scripted_gateway(lambda prompt: "Cybertruck")
-    graph = naive.build(ScriptedServices(llm, services.indexes)).compile(checkpointer=saver)
+    graph = naive.build(ScriptedServices(services, llm)).compile(checkpointer=saver)
     config = {"configurable": {"thread_id": "pg-1"}}
     out = graph.invoke(
         {"question": "Which pickup is safer for pedestrians?"}, config, context={"index": sample_index}
@@ -51,9 +42,7 @@ def test_runs_are_saved_in_postgres_and_replayed_from_a_new_connection(
     assert out["answer"] == "Cybertruck" and len(model.prompts) == 1
 
     # a second connection (another process would be the same): the whole run is in the database
-    reader = naive.build(ScriptedServices(llm, services.indexes)).compile(
-        checkpointer=_open_saver(postgres_url)
-    )
+    reader = naive.build(ScriptedServices(services, llm)).compile(checkpointer=_open_saver(postgres_url))
     history = list(reader.get_state_history(config))
     steps = [snapshot.next for snapshot in reversed(history)]
     assert steps == [("__start__",), ("retrieve",), ("generate",), ()]
