@@ -146,12 +146,16 @@ def test_fewer_than_n_items_are_fine_when_the_count_is_up_to_n() -> None:
         ("", "no JSON array"),
     ],
 )
-def test_broken_json_gives_the_question_itself_then_an_exact_count_asks_again(reply: str, reason: str) -> None:
+def test_broken_json_gives_the_question_itself_then_an_exact_count_asks_again(
+    reply: str, reason: str
+) -> None:
     update, _ = decompose_with(replies(reply), QueryDecompositionContext(max_sub_questions=3, count="up_to"))
     assert update["sub_questions"] == [QUESTION]
     assert update["fallbacks"] == [f"decompose: {reason}: the question itself"]
 
-    update, model = decompose_with(replies(reply, array(SUBS)), QueryDecompositionContext(max_sub_questions=3))
+    update, model = decompose_with(
+        replies(reply, array(SUBS)), QueryDecompositionContext(max_sub_questions=3)
+    )
     assert update["sub_questions"] == SUBS and len(model.prompts) == 2
     assert update["fallbacks"] == [
         f"decompose: {reason}: the question itself",
@@ -188,7 +192,9 @@ def rule_examples() -> list[str]:
     [ChainRAGContext(), QueryDecompositionContext(max_sub_questions=2, count="up_to")],
     ids=["chainrag", "up_to"],
 )
-def test_an_item_copied_from_the_rules_examples_is_caught(example: str, context: DecompositionContext) -> None:
+def test_an_item_copied_from_the_rules_examples_is_caught(
+    example: str, context: DecompositionContext
+) -> None:
     """The gateway's guard finds a copied example beside a real sub-question, asks once more, blanks the
     second copy; the decomposer then falls back to the question itself and says why."""
     copied = array([SUBS[0], example])
