@@ -111,9 +111,9 @@ class QueryDecompositionContext(DecompositionContext):
     )
     count: CountMode = parameter(
         "exactly",
-        "exactly = the decomposer is asked for exactly N sub-questions (the seed fixes N), and once more "
-        "when it gives fewer; up_to = at most N (fewer when the question needs fewer); as_needed = "
-        "ChainRAG's own prompt, stating no count (usually two), cut at N.",
+        "exactly = the decomposer is asked for exactly N sub-questions, as the seed fixes N (fewer distinct "
+        "ones given are kept, and recorded); up_to = at most N (fewer when the question needs fewer); "
+        "as_needed = ChainRAG's own prompt, stating no count (usually two), cut at N.",
     )
 
     def stated_count(self) -> SubQuestionCount | None:
@@ -139,7 +139,7 @@ class NaiveQDContext(QueryDecompositionContext):
     count: CountMode = parameter(
         "as_needed",
         "as_needed = ChainRAG's own decomposition prompt (usually two), cut at N, as the paper's baseline "
-        "decomposes; exactly = ask for exactly N sub-questions (once more when fewer); up_to = at most N.",
+        "decomposes; exactly = ask for exactly N sub-questions; up_to = at most N.",
     )
     earlier_answers: bool = parameter(
         False,

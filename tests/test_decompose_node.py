@@ -21,7 +21,6 @@ from nodes.context import (
 )
 from nodes.decompose import Decompose
 from prompts import decompose
-from prompts.decompose import SubQuestionCount
 from tests.scripted import ScriptedChatModel, scripted_gateway
 
 QUESTION = "Where was the director of Jaws born, and when was Jaws released?"
@@ -85,7 +84,7 @@ def test_an_up_to_count_keeps_chainrags_rules_and_states_the_cap_instead_of_usua
 def test_the_count_reaches_the_decomposer_and_its_reply_budget() -> None:
     _, model = decompose_with(replies(array(SUBS)), QueryDecompositionContext(max_sub_questions=3))
     assert "Always write exactly 3 sub-questions." in model.prompts[0]
-    assert model.prompts[0].endswith(f"Question: {QUESTION}\nJSON array:")  # the varying part last
+    assert model.prompts[0].endswith(f"Question: {QUESTION}\nJSON array of exactly 3 sub-questions:")
 
 
 # ---- a well-formed decomposition
@@ -109,26 +108,11 @@ def test_more_than_n_items_keep_the_first_n() -> None:
     assert update["fallbacks"] == ["decompose: 4 sub-questions: the first 3 kept"]
 
 
-def test_fewer_than_exactly_n_items_are_asked_for_once_more_on_the_same_prefix() -> None:
-    update, model = decompose_with(
-        replies(array(SUBS[:2]), array(SUBS)), QueryDecompositionContext(max_sub_questions=3)
-    )
-    assert update["sub_questions"] == SUBS
-    assert update["fallbacks"] == ["decompose: 2 of 3 sub-questions: asked again, 3 given"]
-    first, second = model.prompts
-    assert second.startswith(first) and second.endswith(decompose.count_nudge(SubQuestionCount(3, True)))
-    assert [usage["calls"] for usage in update["usage"]] == [1, 1]
-    assert update["stats"] == {"sub_questions": 3.0}
-
-
-def test_fewer_than_exactly_n_items_twice_keep_the_first_reply() -> None:
-    update, model = decompose_with(
-        replies(array(SUBS[:2]), array(SUBS[:1])), QueryDecompositionContext(max_sub_questions=3)
-    )
-    assert update["sub_questions"] == SUBS[:2] and len(model.prompts) == 2
-    assert update["fallbacks"] == [
-        "decompose: 2 of 3 sub-questions: asked again, no more given: the first reply's kept"
-    ]
+def test_fewer_than_exactly_n_items_are_kept_and_recorded() -> None:
+    update, model = decompose_with(replies(array(SUBS[:2])), QueryDecompositionContext(max_sub_questions=3))
+    assert update["sub_questions"] == SUBS[:2] and len(model.prompts) == 1
+    assert update["fallbacks"] == ["decompose: 2 of 3 sub-questions: kept"]
+    assert update["stats"] == {"sub_questions": 2.0}
 
 
 def test_fewer_than_n_items_are_fine_when_the_count_is_up_to_n() -> None:
@@ -146,20 +130,16 @@ def test_fewer_than_n_items_are_fine_when_the_count_is_up_to_n() -> None:
         ("", "no JSON array"),
     ],
 )
-def test_broken_json_gives_the_question_itself_then_an_exact_count_asks_again(
-    reply: str, reason: str
-) -> None:
+def test_broken_json_gives_the_question_itself(reply: str, reason: str) -> None:
     update, _ = decompose_with(replies(reply), QueryDecompositionContext(max_sub_questions=3, count="up_to"))
     assert update["sub_questions"] == [QUESTION]
     assert update["fallbacks"] == [f"decompose: {reason}: the question itself"]
 
-    update, model = decompose_with(
-        replies(reply, array(SUBS)), QueryDecompositionContext(max_sub_questions=3)
-    )
-    assert update["sub_questions"] == SUBS and len(model.prompts) == 2
-    assert update["fallbacks"] == [
+    exactly, _ = decompose_with(replies(reply), QueryDecompositionContext(max_sub_questions=3))
+    assert exactly["sub_questions"] == [QUESTION]
+    assert exactly["fallbacks"] == [
         f"decompose: {reason}: the question itself",
-        "decompose: 1 of 3 sub-questions: asked again, 3 given",
+        "decompose: 1 of 3 sub-questions: kept",
     ]
 
 
@@ -214,15 +194,14 @@ def test_a_copied_example_corrected_on_the_retry_is_used() -> None:
     assert update["usage"][0]["echoes"] == 1
 
 
-def test_an_example_copied_under_an_exact_count_is_asked_for_again_with_the_count() -> None:
+def test_an_example_copied_under_an_exact_count_is_caught_by_that_prompts_guard() -> None:
     copied = array([SUBS[0], "When did the Bay Bridge open?"])
-    update, model = decompose_with(
-        replies(copied, copied, array(SUBS[:2])), QueryDecompositionContext(max_sub_questions=2)
-    )
-    assert update["sub_questions"] == SUBS[:2] and len(model.prompts) == 3
+    update, model = decompose_with(replies(copied), QueryDecompositionContext(max_sub_questions=2))
+    assert "JSON array of exactly 2 sub-questions:" in model.prompts[0] and len(model.prompts) == 2
+    assert update["sub_questions"] == [QUESTION]
     assert update["fallbacks"] == [
         "decompose: the reply repeated the prompt's own rules or examples: the question itself",
-        "decompose: 1 of 2 sub-questions: asked again, 2 given",
+        "decompose: 1 of 2 sub-questions: kept",
     ]
 
 
