@@ -117,29 +117,55 @@ def messages(question: str, count: SubQuestionCount | None = None) -> list[BaseM
     return [SystemMessage(system_text(count)), HumanMessage(f"Question: {question}\n{cue(count)}")]
 
 
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _unquote(body: str) -> str:
+    """A JSON string's body with its escapes resolved; as written when an escape is not JSON's."""
+    try:
+        return str(json.loads(f'"{body}"'))
+    except json.JSONDecodeError:
+        return body
+
+
+def _array_items(text: str) -> tuple[list[str], str | None]:
+    """The strings of the reply's first JSON array, and what was wrong with it (None: nothing).
+
+    The array is read from its "[" to where it ends, so text after it is ignored (the 1.5B model wrote the
+    same one-item array nine times over, a "[...]" search across them all reads broken JSON). An array that
+    does not parse (cut off at the token limit, a trailing comma) gives its complete quoted strings."""
+    start = text.find("[")
+    if start < 0:
+        return [], "no JSON array"
+    try:
+        items, _ = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError:
+        strings = [item.strip() for item in map(_unquote, _QUOTED.findall(text, start)) if item.strip()]
+        return (
+            strings,
+            f"broken JSON array: its {len(strings)} quoted item(s) kept" if strings else "broken JSON array",
+        )
+    strings = [str(item).strip() for item in items if str(item).strip()] if isinstance(items, list) else []
+    return strings, None if strings else "empty JSON array"
+
+
 def parse(text: str, question: str, limit: int) -> tuple[list[str], str | None]:
     """(sub-questions, fallback): the JSON array in the reply, cleaned, at most `limit` items (at least one).
 
     Every defect has one outcome, named in `fallback` ("; "-joined when several) so the state records it:
-    - no usable array (empty, an echo the gateway blanked, broken JSON, no strings): the question itself as
-      the only item;
+    - no array, or one with no strings (empty, an echo the gateway blanked, unquoted items): the question
+      itself as the only item;
+    - an array that does not parse (cut off, a trailing comma): its complete quoted strings;
     - an item asked twice (compared as lower-cased words): the later copy dropped;
     - an item repeating the question beside others: dropped, since its retrieval is the question's own and
       it answers nothing the others do not (alone, it is the decomposer's "no split needed");
     - more items than `limit`: the first `limit` kept (the decomposer lists the facts a question depends on
       first).
     """
-    match = re.search(r"\[.*\]", text, re.DOTALL)
-    if not match:
-        return [question], "no JSON array: the question itself"
-    try:
-        items = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return [question], "broken JSON array: the question itself"
-    subs = [str(item).strip() for item in items if str(item).strip()] if isinstance(items, list) else []
+    subs, problem = _array_items(text)
     if not subs:
-        return [question], "empty JSON array: the question itself"
-    notes: list[str] = []
+        return [question], f"{problem}: the question itself"
+    notes = [problem] if problem else []
     seen: set[str] = set()
     unique: list[str] = []
     for sub in subs:

@@ -124,10 +124,10 @@ def test_fewer_than_n_items_are_fine_when_the_count_is_up_to_n() -> None:
 @pytest.mark.parametrize(
     ("reply", "reason"),
     [
-        ('["Who directed Jaws?", "Where was', "no JSON array"),  # cut off
-        ("[Who directed Jaws?, When was Jaws released?]", "broken JSON array"),
-        ("[]", "empty JSON array"),
-        ("", "no JSON array"),
+        ("[Who directed Jaws?, When was Jaws released?]", "broken JSON array"),  # nothing quoted
+        ('["", " "]', "empty JSON array"),
+        ("", "no JSON array"),  # also what the gateway leaves of a reply it blanked
+        ("Who directed Jaws? Then where was he born?", "no JSON array"),
     ],
 )
 def test_broken_json_gives_the_question_itself(reply: str, reason: str) -> None:
@@ -141,6 +141,27 @@ def test_broken_json_gives_the_question_itself(reply: str, reason: str) -> None:
         f"decompose: {reason}: the question itself",
         "decompose: 1 of 3 sub-questions: kept",
     ]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '["Who directed Jaws?", "Where was Steven Spielberg born?", "When was',  # cut off at the token limit
+        '["Who directed Jaws?", "Where was Steven Spielberg born?",]',  # a trailing comma
+    ],
+)
+def test_an_array_that_does_not_parse_gives_its_complete_quoted_items(reply: str) -> None:
+    context = QueryDecompositionContext(max_sub_questions=3, count="up_to")
+    update, _ = decompose_with(replies(reply), context)
+    assert update["sub_questions"] == SUBS[:2]
+    assert update["fallbacks"] == ["decompose: broken JSON array: its 2 quoted item(s) kept"]
+
+
+def test_text_after_the_array_is_not_read() -> None:
+    """The 1.5B model repeated its one-item array nine times; the first array is the decomposition."""
+    reply = "\n".join([array(SUBS[:2])] * 5) + '\n["Who directed Ja'
+    update, _ = decompose_with(replies(reply), QueryDecompositionContext(max_sub_questions=3, count="up_to"))
+    assert update["sub_questions"] == SUBS[:2] and update["fallbacks"] == []
 
 
 def test_an_item_repeating_the_question_is_dropped_beside_others_and_kept_alone() -> None:
