@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from graphs import decomposition
-from nodes.state import Evidence
 from prompts import answer
 from stores.index import ChunkIndex, Hit
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
@@ -174,7 +173,6 @@ def test_searching_one_opened_index_from_many_threads_gives_the_serial_results(
 
 def test_branch_evidence_keeps_its_corpus_ids(services: Any, sample_index: str) -> None:
     _, final, _ = run(services, sample_index, top_k=2)
-    item: Evidence
     for item in final["evidence"]:
         assert item["doc_id"].startswith("https://") and item["id"].startswith(item["doc_id"])
         assert item["char_start"] is not None and item["char_end"] > item["char_start"]
