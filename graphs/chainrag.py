@@ -12,14 +12,13 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from nodes.context import ChainRAGContext
-from nodes.decompose import Decompose
 from nodes.integrate import Integrate
 from nodes.judge import JudgeSufficiency
 from nodes.protocols import GraphServices
 from nodes.rewrite import PrepareSubQuestion
 from nodes.sentence_retrieval import STOP_SUFFICIENT, ExpandSentences, SeedSentences
 from nodes.state import AnswerOutput, ChainRAGState, QuestionInput
-from nodes.subanswer import AnswerSubQuestion
+from nodes.subanswer import AnswerSubQuestion, DecomposeInTurn
 
 
 def after_seed(state: ChainRAGState) -> str:
@@ -45,7 +44,7 @@ def build(services: GraphServices) -> StateGraph:
         input_schema=QuestionInput,
         output_schema=AnswerOutput,
     )
-    graph.add_node("decompose", Decompose(services.llm))
+    graph.add_node("decompose", DecomposeInTurn(services.llm))
     graph.add_node("prepare", PrepareSubQuestion(services.llm))
     graph.add_node("seed", SeedSentences(services.indexes, services.reranker))
     graph.add_node("expand", ExpandSentences(services.indexes, services.embedder))

@@ -103,15 +103,23 @@ def index(
     _index(path, name, Settings(**overrides), method, with_extras)
 
 
+# State keys holding passages (nodes.state.Evidence): shown one passage a line, never as a raw dict dump.
+# `gathered` is the current sub-question's working set (ChainRAG, NaiveRAG w/ QD).
+_PASSAGE_KEYS = ("evidence", "gathered")
+
+
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
     console.rule(f"[bold cyan]{node}[/] [dim]{seconds:.2f} s[/]", align="left")
-    for item in update.get("evidence", []):
-        console.print(
-            f"  [green]hop {item['hop']}[/] {item['score']:.3f} [bold]{item['title'][:60]}[/] "
-            f"[dim]{item['id']}[/]\n    {item['text'][:160].strip()!r}"
-        )
+    for key in _PASSAGE_KEYS:
+        if key != "evidence" and key in update:
+            console.print(f"  [yellow]{key}[/]:")
+        for item in update.get(key, []):
+            console.print(
+                f"  [green]hop {item['hop']}[/] {item['score']:.3f} [bold]{item['title'][:60]}[/] "
+                f"[dim]{item['id']}[/]\n    {item['text'][:160].strip()!r}"
+            )
     for key, value in update.items():
-        if key not in {"evidence", "usage"}:
+        if key not in {*_PASSAGE_KEYS, "usage"}:
             console.print(f"  [yellow]{key}[/]: {value}")
     for usage in update.get("usage", []):
         cached = " (response cache)" if usage["cache_hits"] else ""

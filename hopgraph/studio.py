@@ -13,3 +13,5 @@ _settings = Settings()
 
 naive = build_graph("naive", _settings, checkpointer=False)
 chainrag = build_graph("chainrag", _settings, checkpointer=False)
+decomposition = build_graph("decomposition", _settings, checkpointer=False)
+naive_qd = build_graph("naive_qd", _settings, checkpointer=False)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
+from prompts.decompose import SubQuestionCount
+
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
 C = TypeVar("C")
 T = TypeVar("T")
@@ -60,6 +62,11 @@ class DecompositionContext(RetrievalContext):
         4, "Cap on the decomposer's list of sub-questions (the paper's prompt asks for usually two)."
     )
 
+    def stated_count(self) -> SubQuestionCount | None:
+        """The count of sub-questions the decomposer's prompt states; None keeps ChainRAG's prompt as it is
+        (usually two), the list only cut at `max_sub_questions`."""
+        return None
+
 
 IntegrationMode = Literal["answers", "contexts"]
 
@@ -83,4 +90,69 @@ class ChainRAGContext(DecompositionContext):
     sa_edges: bool = parameter(True, "Ablation switch: structural adjacency (SA) edges.")
     use_graph: bool = parameter(
         True, "Ablation switch: off retrieves chunks (as NaiveRAG) instead of sentences, with no expansion."
+    )
+
+
+CountMode = Literal["exactly", "up_to", "as_needed"]
+
+
+@dataclass(kw_only=True)
+class QueryDecompositionContext(DecompositionContext):
+    """Query decomposition (seed 004 §2.4): N sub-queries, top-K passages each, answered from them all.
+
+    Defaults are the seed's best setting: N = 3 (it tests 3, 4 and 5, F1 falling as N grows), top-5 per
+    sub-query, and exactly N, since the seed fixes N (its Table 1 is measured at each N).
+    """
+
+    top_k: int = parameter(5, "Passages retrieved for each sub-question (seed 004: top-5 per sub-query).")
+    max_sub_questions: int = parameter(
+        3,
+        "N, the number of sub-questions (seed 004 tests 3, 4 and 5); a longer list is cut to its first N.",
+    )
+    count: CountMode = parameter(
+        "exactly",
+        "exactly = the decomposer is asked for exactly N sub-questions, as the seed fixes N (fewer distinct "
+        "ones given are kept, and recorded); up_to = at most N (fewer when the question needs fewer); "
+        "as_needed = ChainRAG's own prompt, stating no count (usually two), cut at N.",
+    )
+
+    def stated_count(self) -> SubQuestionCount | None:
+        if self.count == "as_needed":
+            return None
+        return SubQuestionCount(self.max_sub_questions, exactly=self.count == "exactly")
+
+
+@dataclass(kw_only=True)
+class NaiveQDContext(QueryDecompositionContext):
+    """NaiveRAG with question decomposition, ChainRAG's baseline (paper 000, Table 1), as its paper runs it.
+
+    The decomposition is ChainRAG's own (its prompt, cut at 4): the baseline differs from ChainRAG only in
+    what it does with the sub-questions (retrieve chunks for each as decomposed, never rewritten), so the
+    comparison isolates that, and an evaluation beside ChainRAG reuses its decompositions from the response
+    cache. Each sub-question is answered from its own passages alone: the paper's Table 3 shows the
+    baseline's second sub-question asked with its pronoun and its own context, no earlier answer.
+    """
+
+    max_sub_questions: int = parameter(
+        4, "N: the most sub-questions kept (exactly N or at most N with `count` exactly / up_to)."
+    )
+    count: CountMode = parameter(
+        "as_needed",
+        "as_needed = ChainRAG's own decomposition prompt (usually two), cut at N, as the paper's baseline "
+        "decomposes; exactly = ask for exactly N sub-questions; up_to = at most N.",
+    )
+    earlier_answers: bool = parameter(
+        False,
+        "Show each sub-question's reader the earlier sub-questions' answers (off as in the paper: each "
+        "sub-question is answered from its own passages, so a pronoun stays unresolved).",
+    )
+    integration: IntegrationMode = parameter(
+        "answers",
+        "answers = the sub-questions and their answers give the final answer (AnsInt; a refusal falls back "
+        "to the passages); contexts = the gathered passages, reranked against the question (CxtInt).",
+    )
+    word_limit: int = parameter(
+        1000,
+        "Words of reranked passages read when the final answer comes from the passages (contexts, or the "
+        "sub-answers gave none): about the five chunks NaiveRAG reads.",
     )

@@ -1,4 +1,4 @@
-"""Integrate sub-question results into the final answer (ChainRAG §3.4).
+"""Integrate sub-question results into the final answer (ChainRAG §3.4; NaiveRAG w/ QD, its baseline, too).
 
 answers (AnsInt): the original question from the sub-questions and their answers only.
 contexts (CxtInt): every gathered passage, deduplicated, reranked against the original question and cut
@@ -8,15 +8,16 @@ to the word limit, answered like NaiveRAG.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from langgraph.runtime import Runtime
 
-from nodes.context import ChainRAGContext, context_of
+from nodes.context import ChainRAGContext, IntegrationMode, context_of
 from nodes.generate import final_answer
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.sentence_retrieval import word_count
-from nodes.state import ChainRAGState, Evidence
+from nodes.state import Evidence, SubQuestionsState
 from prompts import answer, integrate
 
 
@@ -40,16 +41,34 @@ def rerank_within(
     return kept
 
 
+class IntegrationParameters(Protocol):
+    """What integration reads of a run's context (ChainRAGContext, NaiveQDContext)."""
+
+    integration: IntegrationMode
+    word_limit: int
+    max_answer_tokens: int
+    unanswerable: bool
+
+
 class Integrate:
     """AnsInt or CxtInt. An AnsInt answer that refuses (its sub-questions went unanswered) is not final
-    while there is evidence: the question is answered from the contexts instead, as CxtInt reads them."""
+    while there is evidence: the question is answered from the contexts instead, as CxtInt reads them.
 
-    def __init__(self, llm: LLMGateway, reranker: Reranker) -> None:
+    `context` is the method's context schema, whose defaults apply when a run passes no context.
+    """
+
+    def __init__(
+        self,
+        llm: LLMGateway,
+        reranker: Reranker,
+        context: type[IntegrationParameters] = ChainRAGContext,
+    ) -> None:
         self.llm = llm
         self.reranker = reranker
+        self.context = context
 
-    def __call__(self, state: ChainRAGState, runtime: Runtime[ChainRAGContext]) -> dict:
-        ctx = context_of(runtime.context, ChainRAGContext)
+    def __call__(self, state: SubQuestionsState, runtime: Runtime[IntegrationParameters]) -> dict:
+        ctx = context_of(runtime.context, self.context)
         question, usage, fallbacks = state["question"], [], []
         if ctx.integration == "answers":
             steps = [

@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import RetrievalContext, RetrievalMode, context_of
 from nodes.protocols import IndexProvider
-from nodes.state import Evidence, evidence_from
+from nodes.state import Evidence, QAState, evidence_from
 from stores.index import ChunkIndex
 
 T = TypeVar("T")
@@ -67,6 +67,9 @@ class Retrieve:
     - `where`: a Chroma metadata filter, from a state key or a function of the state (None: no filter).
     - `exclude_seen`: leave out chunks already in `evidence` and still return `top_k` new ones, for
       methods whose later rounds should add to what earlier rounds found rather than find it again.
+    - `into`: the state key the hits are written to: `evidence` (merged there by its reducer), or a
+      working set such as `gathered` that replaces the previous one (NaiveRAG w/ QD reads each
+      sub-question's own top-k there; its answer node then moves them into `evidence`).
 
     The state is annotated as a plain Mapping on purpose: LangGraph hands a node annotated with a TypedDict
     only that TypedDict's keys, and the key this node reads is the graph's choice.
@@ -80,12 +83,14 @@ class Retrieve:
         hop: int | FromState[int] = 1,
         where: FromState[Where] | None = None,
         exclude_seen: bool = False,
+        into: str = "evidence",
     ) -> None:
         self.indexes = indexes
         self.query = _from_state(query)
         self.hop = (lambda _state: hop) if isinstance(hop, int) else _from_state(hop)
         self.where = (lambda _state: None) if where is None else _from_state(where)
         self.exclude_seen = exclude_seen
+        self.into = into
 
     def __call__(self, state: State, runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, RetrievalContext)
@@ -99,4 +104,13 @@ class Retrieve:
             where=self.where(state),
             exclude=seen,
         )
-        return {"evidence": evidence}
+        return {self.into: evidence}
+
+
+def count_passages(state: QAState) -> dict:
+    """Where parallel retrieval branches join (query decomposition's `aggregate`): their hits are already
+    one list, merged by `merge_evidence` (each passage once, at the smallest hop that found it; by hop, and
+    within a hop in its branch's rank order, whichever branch finished first). What is left to record is its
+    size: the statistic `passages`, the distinct passages the answer reads, which says what NaiveRAG's top_k
+    must be to read as many."""
+    return {"stats": {"passages": float(len(state.get("evidence", [])))}}

@@ -154,14 +154,14 @@ class SubQuestionsState(QAState, total=False):
     solved: Annotated[list[SubAnswer], operator.add]
 
 
-class ChainRAGState(SubQuestionsState, total=False):
-    """ChainRAG's cursor over its sub-questions.
+class SubQuestionCursorState(SubQuestionsState, total=False):
+    """A cursor over the sub-questions, for methods that take them one at a time (ChainRAG, NaiveRAG w/ QD).
 
     `step` is the 0-based position of the current sub-question and `query` its text as retrieved with
-    (rewritten when it pointed at an earlier answer); `notes` carries summaries of unanswered earlier
-    sub-questions. `gathered` is the current sub-question's working set, in the order it was gathered (the
-    order the prompts show it, so each expansion only appends to the prompt); `expansions` counts graph
-    expansions and `stop` says why gathering ended. A finished sub-question's gathered evidence moves into
+    (ChainRAG rewrites one that points at an earlier answer); `notes` is what its reader is told of earlier
+    steps (ChainRAG: summaries of unanswered ones; NaiveRAG w/ QD: earlier answers, when asked). `gathered`
+    is the current sub-question's working set, in the order it was gathered (the order the prompts show it,
+    so each addition only appends to the prompt). A finished sub-question's gathered evidence moves into
     `evidence` with hop = its 1-based position.
     """
 
@@ -169,6 +169,12 @@ class ChainRAGState(SubQuestionsState, total=False):
     query: str
     notes: str
     gathered: list[Evidence]
+
+
+class ChainRAGState(SubQuestionCursorState, total=False):
+    """ChainRAG's cursor over its sub-questions, and its graph expansion: `expansions` counts graph
+    expansions of the current sub-question and `stop` says why gathering ended."""
+
     expansions: int
     stop: str
 

@@ -1,20 +1,50 @@
-"""Answer the current sub-question from its gathered evidence, file it, and move to the next one."""
+"""Sub-questions taken one at a time (ChainRAG, NaiveRAG w/ QD): start the cursor after decomposing, put
+each sub-question up as decomposed, answer it from its gathered evidence, file it, and move to the next."""
 
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from nodes.context import RetrievalContext, context_of
+from nodes.context import DecompositionContext, NaiveQDContext, RetrievalContext, context_of
+from nodes.decompose import Decompose
 from nodes.llm import LLMGateway
-from nodes.state import ChainRAGState, SubAnswer
+from nodes.state import QAState, SubAnswer, SubQuestionCursorState
 from prompts import answer, reader
 
 
+class DecomposeInTurn(Decompose):
+    """The decomposer, then the cursor `step` on the first sub-question: a method that takes the
+    sub-questions in turn starts there even when its thread ran before. (The decomposer itself only writes
+    the sub-questions: parallel methods have no cursor.)"""
+
+    def __call__(self, state: QAState, runtime: Runtime[DecompositionContext]) -> dict:
+        return {**super().__call__(state, runtime), "step": 0}
+
+
+class NextSubQuestion:
+    """Put the current sub-question up exactly as decomposed, never rewritten: that is NaiveRAG w/ QD, whose
+    sub-question with a pronoun is retrieved with the pronoun (ChainRAG's "lost in retrieval").
+
+    With `earlier_answers` the reader is told the answered earlier sub-questions, in the notes format of
+    ChainRAG's readers ("On 'sub-question': answer"); off (the paper's baseline) the notes stay empty and the
+    reader's prompt is the plain passages-and-question one.
+    """
+
+    def __call__(self, state: SubQuestionCursorState, runtime: Runtime[NaiveQDContext]) -> dict:
+        ctx = context_of(runtime.context, NaiveQDContext)
+        solved = state.get("solved", []) if ctx.earlier_answers else []
+        notes = "\n".join(f"On '{sub['question']}': {sub['answer']}" for sub in solved if sub["answered"])
+        return {"query": state["sub_questions"][state.get("step", 0)], "notes": notes}
+
+
 class AnswerSubQuestion:
+    """Answer the current sub-question from its gathered evidence (role "generator"; the reader may say the
+    passages do not answer it), file it in `solved`, move its evidence into `evidence` and advance `step`."""
+
     def __init__(self, llm: LLMGateway) -> None:
         self.llm = llm
 
-    def __call__(self, state: ChainRAGState, runtime: Runtime[RetrievalContext]) -> dict:
+    def __call__(self, state: SubQuestionCursorState, runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, RetrievalContext)
         step, gathered = state.get("step", 0), state.get("gathered", [])
         reply = self.llm.complete(

@@ -12,6 +12,7 @@ from nodes.integrate import Integrate, rerank
 from nodes.judge import JudgeSufficiency
 from nodes.rewrite import PrepareSubQuestion, needs_rewrite
 from nodes.state import Evidence, SubAnswer
+from nodes.subanswer import DecomposeInTurn
 from tests.scripted import scripted_gateway
 
 
@@ -47,9 +48,11 @@ def test_the_rewrite_trigger_is_a_deliberate_word_list(question: str, expected: 
 
 def test_decompose_node_starts_at_the_first_sub_question() -> None:
     llm, model = scripted_gateway(lambda p: '["Who directed Jaws?", "Where was he born?"]')
-    update = Decompose(llm)({"question": "Where was the director of Jaws born?"}, Runtime(context=None))
+    question = {"question": "Where was the director of Jaws born?"}
+    update = DecomposeInTurn(llm)(question, Runtime(context=None))
     assert update["sub_questions"] == ["Who directed Jaws?", "Where was he born?"] and update["step"] == 0
     assert "JSON array" in model.prompts[0] and update["usage"][0]["role"] == "decomposer"
+    assert "step" not in Decompose(llm)(question, Runtime(context=None))  # the cursor is ChainRAG's
 
 
 def state_after_first(answered: bool) -> dict:

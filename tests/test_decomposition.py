@@ -1,0 +1,178 @@
+"""Query decomposition over real retrieval (the sample index: Chroma, MiniLM, BM25) with a scripted chat
+model: one Send branch per sub-question, their evidence merged at the right hops and deduplicated, the
+aggregate's order whichever branch finishes first, branches that really overlap in time, and retrieval
+over one opened index that is safe from several threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from graphs import decomposition
+from prompts import answer
+from stores.index import ChunkIndex, Hit
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+
+QUESTION = "Which electric pickup truck is thought safer for pedestrians, and what is its future?"
+# Chosen to overlap: sub-questions 1 and 3 share chunks of the TechCrunch Cybertruck article.
+SUBS = [
+    "What is the future of the Tesla Cybertruck electric pickup?",
+    "Is the Cybertruck deadly for pedestrians?",
+    "What should you know about the Cybertruck electric pickup?",
+]
+
+
+def script(subs: list[str]) -> Any:
+    def reply(prompt: str) -> str:
+        return str(subs).replace("'", '"') if "JSON array" in prompt else "Cybertruck"
+
+    return reply
+
+
+def run(
+    services: Any, index: str, subs: list[str] = SUBS, **context: Any
+) -> tuple[list[tuple[str, dict]], dict, ScriptedChatModel]:
+    """(every node update in the order streamed, the final state, the scripted model)."""
+    llm, model = scripted_gateway(script(subs))
+    graph = decomposition.build(ScriptedServices(services, llm)).compile()
+    updates: list[tuple[str, dict]] = []
+    final: dict = {}
+    for mode, chunk in graph.stream(
+        {"question": QUESTION}, context={"index": index, **context}, stream_mode=["updates", "values"]
+    ):
+        if mode == "values":
+            final = chunk
+        else:
+            updates += [(node, update or {}) for node, update in chunk.items()]
+    return updates, final, model
+
+
+def expected_aggregate(index: ChunkIndex, subs: list[str], k: int) -> list[tuple[str, int]]:
+    """Each sub-question's own top-k, at its position; a chunk found again later stays at its first hop."""
+    kept: dict[str, int] = {}
+    for position, sub in enumerate(subs, start=1):
+        for hit in index.search(sub, k):
+            kept.setdefault(hit.chunk.id, position)
+    return list(kept.items())
+
+
+def test_one_branch_per_sub_question_merged_by_hop_then_rank_without_duplicates(
+    services: Any, sample_index: str
+) -> None:
+    updates, final, model = run(services, sample_index, top_k=4)
+    nodes = [node for node, _ in updates]
+    assert nodes == ["decompose", "retrieve", "retrieve", "retrieve", "aggregate", "generate"]
+
+    index = services.indexes.open(sample_index)
+    branches = [update["evidence"] for node, update in updates if node == "retrieve"]
+    searched = {sub: [hit.chunk.id for hit in index.search(sub, 4)] for sub in SUBS}
+    for branch in branches:  # every branch: one sub-question's own top 4, at that sub-question's hop
+        (hop,) = {item["hop"] for item in branch}
+        assert [item["id"] for item in branch] == searched[SUBS[hop - 1]]
+    assert sorted(branch[0]["hop"] for branch in branches) == [1, 2, 3]
+
+    aggregate = [(item["id"], item["hop"]) for item in final["evidence"]]
+    assert aggregate == expected_aggregate(index, SUBS, 4)
+    assert len(aggregate) < 12, "the sub-questions were chosen to overlap: nothing was deduplicated"
+    assert len({item_id for item_id, _ in aggregate}) == len(aggregate)
+    assert final["stats"] == {"sub_questions": 3.0, "passages": float(len(aggregate))}
+
+    # the shared reader is given exactly the aggregate, in that order, and the whole question
+    reader_prompt = "\n".join(str(m.content) for m in answer.messages(QUESTION, final["evidence"]))
+    assert model.prompts[-1] == reader_prompt
+    assert final["answer_outcome"] == "answered" and final["fallbacks"] == []
+
+
+def test_the_number_of_branches_follows_the_decomposition(services: Any, sample_index: str) -> None:
+    updates, final, _ = run(services, sample_index, subs=SUBS[:2], count="up_to", top_k=2)
+    assert [node for node, _ in updates].count("retrieve") == 2
+    assert {item["hop"] for item in final["evidence"]} == {1, 2}
+
+    updates, final, _ = run(services, sample_index, subs=SUBS, max_sub_questions=2, top_k=2)
+    assert [node for node, _ in updates].count("retrieve") == 2  # cut at N, recorded
+    assert final["fallbacks"] == ["decompose: 3 sub-questions: the first 2 kept"]
+
+
+@dataclass
+class SlowIndex:
+    """The real index, each search delayed (per query, so branches can be made to finish in any order),
+    with the wall-clock interval of every search recorded."""
+
+    index: ChunkIndex
+    delays: dict[str, float]
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    threads: set[int] = field(default_factory=set)
+
+    def search(self, query: str, k: int, mode: str = "hybrid", where: dict | None = None) -> list[Hit]:
+        started = time.perf_counter()
+        self.threads.add(threading.get_ident())
+        time.sleep(self.delays.get(query, 0.0))
+        hits = self.index.search(query, k, mode=mode, where=where)
+        self.intervals[query] = (started, time.perf_counter())
+        return hits
+
+
+@dataclass
+class SlowIndexes:
+    slow: SlowIndex
+
+    def open(self, name: str) -> SlowIndex:
+        return self.slow
+
+
+def run_slowly(services: Any, index: str, delays: dict[str, float]) -> tuple[dict, SlowIndex]:
+    slow = SlowIndex(services.indexes.open(index), delays)
+    llm, _ = scripted_gateway(script(SUBS))
+    graph = decomposition.build(ScriptedServices(services, llm, indexes=SlowIndexes(slow))).compile()
+    out = graph.invoke({"question": QUESTION}, context={"index": index, "top_k": 3})
+    return out, slow
+
+
+def test_branches_retrieve_at_the_same_time(services: Any, sample_index: str) -> None:
+    out, slow = run_slowly(services, sample_index, {sub: 0.6 for sub in SUBS})
+    starts = [start for start, _ in slow.intervals.values()]
+    ends = [end for _, end in slow.intervals.values()]
+    assert len(slow.intervals) == 3 and len(slow.threads) == 3
+    assert max(starts) < min(ends), "every branch was searching while every other one was"
+    assert {item["hop"] for item in out["evidence"]} == {1, 2, 3}
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_the_aggregate_is_the_same_whichever_branch_finishes_first(
+    services: Any, sample_index: str, in_order: bool
+) -> None:
+    delays = [0.0, 0.5, 1.0] if in_order else [1.0, 0.5, 0.0]  # sub-question 1 or 3 finishes first
+    out, slow = run_slowly(services, sample_index, dict(zip(SUBS, delays, strict=True)))
+    finished = sorted(SUBS, key=lambda sub: slow.intervals[sub][1])
+    assert finished == (SUBS if in_order else SUBS[::-1])
+    index = services.indexes.open(sample_index)
+    assert [(item["id"], item["hop"]) for item in out["evidence"]] == expected_aggregate(index, SUBS, 3)
+
+
+def test_searching_one_opened_index_from_many_threads_gives_the_serial_results(
+    services: Any, sample_index: str
+) -> None:
+    """What the branches rely on: Chroma queries, BM25 scoring and the (locked) embedder of one shared
+    ChunkIndex, called from several threads at once, answer as they do one at a time."""
+    index = services.indexes.open(sample_index)
+    queries = [(sub, mode) for sub in [*SUBS, QUESTION] for mode in ("dense", "bm25", "hybrid")] * 3
+
+    def search(query: tuple[str, str]) -> list[tuple[str, float]]:
+        return [(hit.chunk.id, round(hit.score, 6)) for hit in index.search(query[0], 5, mode=query[1])]
+
+    serial = [search(query) for query in queries]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        parallel = list(pool.map(search, queries))
+    assert parallel == serial
+
+
+def test_branch_evidence_keeps_its_corpus_ids(services: Any, sample_index: str) -> None:
+    _, final, _ = run(services, sample_index, top_k=2)
+    for item in final["evidence"]:
+        assert item["doc_id"].startswith("https://") and item["id"].startswith(item["doc_id"])
+        assert item["char_start"] is not None and item["char_end"] > item["char_start"]
