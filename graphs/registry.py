@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from langgraph.graph import StateGraph
 
-from graphs import chainrag, naive
+from graphs import chainrag, ircot, naive
 from nodes.protocols import GraphServices
 from stores.errors import HopgraphError
 
@@ -15,6 +15,7 @@ Builder = Callable[[GraphServices], StateGraph]
 METHODS: dict[str, Builder] = {
     "naive": naive.build,
     "chainrag": chainrag.build,
+    "ircot": ircot.build,
 }
 
 # The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index

@@ -13,3 +13,4 @@ _settings = Settings()
 
 naive = build_graph("naive", _settings, checkpointer=False)
 chainrag = build_graph("chainrag", _settings, checkpointer=False)
+ircot = build_graph("ircot", _settings, checkpointer=False)
