@@ -39,17 +39,18 @@ def within_budget(
     were written, and a paragraph is never displaced once the reasoner has read it (every prompt of the
     run extends the one before).
     """
-    seen = {item["id"] for item in kept} | {(item["title"], item["text"]) for item in kept}
+    ids = {item["id"] for item in kept}
+    contents = {(item["title"], item["text"]) for item in kept}
     joining: list[Evidence] = []
     for item in found:
         if len(kept) + len(joining) >= budget:
             break
-        if item["id"] in seen or (item["title"], item["text"]) in seen:
-            continue
-        if len(item["text"].split()) > max_words:
+        content = (item["title"], item["text"])
+        if item["id"] in ids or content in contents or len(item["text"].split()) > max_words:
             continue
         joining.append(item)
-        seen |= {item["id"], (item["title"], item["text"])}
+        ids.add(item["id"])
+        contents.add(content)
     return joining
 
 
@@ -116,7 +117,12 @@ class Reason:
             return {**update, "stop": "fallback", "fallbacks": [f"reason: {problem}: {ending}"]}
         if problem:
             update["fallbacks"] = [f"reason: {problem}"]
-        stop = "answer" if ircot.says_answer(sentence) else "cap" if step >= ctx.max_iterations else ""
+        if ircot.says_answer(sentence):
+            stop = "answer"
+        elif step >= ctx.max_iterations:
+            stop = "cap"
+        else:
+            stop = ""
         return {**update, "reasoning": [sentence], "stop": stop}
 
 
@@ -148,7 +154,7 @@ class ReadWithReasoning:
         said = ircot.answer_in(reply.text, self.nlp)
         text = answer.clean(said or "")
         refused = answer.is_refusal(text)
-        if not refused or (said and ctx.unanswerable):
+        if not refused or (text and ctx.unanswerable):
             outcome = "unanswerable" if refused else "answered"
             return {"answer": text, "answer_outcome": outcome, "usage": [reply.usage]}
         why = f"the chain of thought refused ({said!r})" if said else 'no "answer is" in the chain of thought'

@@ -281,6 +281,19 @@ def test_the_cot_reader_without_an_answer_falls_back_to_the_direct_reader(
     assert READER_CUE in model.prompts[-1] and len(values["usage"]) == 3
 
 
+def test_a_refusal_after_answer_is_goes_to_the_direct_reader_unless_refusals_are_kept(
+    services: Any, sample_index: str
+) -> None:
+    chain = ["So the answer is: Cybertruck.", "So the answer is: unknown."]
+    _, values, _ = run(services, replies(chain), top_k=3, reader="cot")
+    assert values["answer"] == "Cybertruck" and values["answer_outcome"] == "answered"
+    assert values["fallbacks"] == [
+        "read_cot: the chain of thought refused ('unknown.'); answered by the direct reader"
+    ]
+    _, kept, _ = run(services, replies(chain), top_k=3, reader="cot", unanswerable=True)
+    assert (kept["answer"], kept["answer_outcome"], kept["fallbacks"]) == ("unknown", "unanswerable", [])
+
+
 def test_the_answer_is_read_after_answer_is_in_its_own_sentence(services: Any) -> None:
     nlp = services.nlp
     assert (
