@@ -5,6 +5,8 @@ Gold evidence is located in the corpus as character spans, so retrieval can be s
 unit a method retrieves (see evals.metrics.evidence_found). The corpus of the Wikipedia-based sets is the
 union of the evaluated questions' paragraphs, the usual "distractor" setting: gold and distractor
 paragraphs of every question are in one index, and every question competes with all the others' too.
+The questions IR-CoT's in-context demonstrations were built from (prompts.demonstrations) are left out of
+every benchmark, so no method is ever evaluated on a question a prompt has shown worked.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evals.metrics import locate_span
+from prompts.demonstrations import DEMONSTRATION_IDS, DEMONSTRATION_QUESTIONS
 from stores.documents import Document
 from stores.errors import HopgraphError
 
@@ -135,11 +138,22 @@ def _jsonl_items(path: Path, text: str) -> Iterator[tuple[str, Any]]:
             raise DatasetError(f"{path}: line {lineno}: not valid JSON: {e.msg} (column {e.colno})") from e
 
 
-def _read_records(path: Path, limit: int | None) -> list[_Record]:
+def _is_demonstration(dataset: str, data: dict[str, Any]) -> bool:
+    """A question an in-context demonstration was built from (prompts.demonstrations), which is never
+    evaluated: known by its id within its own dataset (other datasets reuse ids such as "dev_97"), in the
+    official (`_id`) or FlashRAG (`id`) layout, and by its text in any dataset."""
+    qid = data.get("_id", data.get("id"))
+    question = data.get("question", data.get("query"))
+    return qid in DEMONSTRATION_IDS.get(dataset, frozenset()) or question in DEMONSTRATION_QUESTIONS
+
+
+def _read_records(path: Path, limit: int | None, questions_of: str | None = None) -> list[_Record]:
     """The first `limit` JSON objects of a file holding either one JSON array or JSON Lines.
 
     The layout is told from the content (a leading "["), not the file name, because the same datasets
-    circulate as .json arrays, .jsonl files and JSON Lines saved under .json.
+    circulate as .json arrays, .jsonl files and JSON Lines saved under .json. For a questions file of
+    dataset `questions_of`, the questions demonstrations were built from are skipped before the limit
+    counts, so `limit` questions are always evaluated ones.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -165,6 +179,8 @@ def _read_records(path: Path, limit: int | None) -> list[_Record]:
         where = f"{path}: {label}"
         if not isinstance(item, dict):
             raise DatasetError(f"{where}: expected a JSON object, got {type(item).__name__}")
+        if questions_of is not None and _is_demonstration(questions_of, item):
+            continue
         records.append(_Record(len(records), where, item))
     return records
 
@@ -241,7 +257,7 @@ def _load_multihop_rag(questions: Path, limit: int | None) -> Benchmark:
         by_title.setdefault(doc.title, doc)
 
     examples: list[QAExample] = []
-    for rec in _read_records(questions, limit):
+    for rec in _read_records(questions, limit, "multihop_rag"):
         question_type = _get(rec.data, "question_type", str, rec.where)
         evidence: list[GoldEvidence] = []
         for j, item in enumerate(_get(rec.data, "evidence_list", list, rec.where)):
@@ -364,7 +380,7 @@ def _load_sentence_qa(name: str, path: Path, limit: int | None) -> Benchmark:
     joiner = _SENTENCE_JOINERS[name]
     corpus = _Corpus()
     examples: list[QAExample] = []
-    for rec in _read_records(path, limit):
+    for rec in _read_records(path, limit, name):
         qa = _flashrag_sentence_qa(rec) if "golden_answers" in rec.data else _official_sentence_qa(rec)
         # title -> (kept document, sentences, sentence spans valid in the kept document or None)
         paragraphs: dict[str, tuple[Document, list[str], list[tuple[int, int]] | None]] = {}
@@ -518,7 +534,7 @@ def _load_musique(path: Path, limit: int | None) -> Benchmark:
     corpus = _Corpus()
     examples = [
         _flashrag_musique(rec, corpus) if "golden_answers" in rec.data else _official_musique(rec, corpus)
-        for rec in _read_records(path, limit)
+        for rec in _read_records(path, limit, "musique")
     ]
     return Benchmark("musique", examples, corpus.documents())
 

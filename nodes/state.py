@@ -209,3 +209,24 @@ class BranchedSubQuestionsState(QAState, total=False):
 
     sub_questions: list[str]
     solved: Annotated[list[BranchAnswer], merge_by_position]
+
+
+class IRCoTState(QAState, total=False):
+    """IR-CoT's reasoning trace and loop position.
+
+    `reasoning` is the chain of thought, one sentence per reasoning step, in order: the trace Studio, the
+    streamed updates and `history` show. `rounds` counts retrieval rounds so far (the next one records its
+    paragraphs at hop rounds + 1). `stop` says why reasoning ended: "answer" (a sentence said "answer
+    is"), "cap" (max_iterations reached) or "fallback" (a reply with no usable sentence, see `fallbacks`);
+    empty while it goes on.
+    """
+
+    reasoning: Annotated[list[str], operator.add]
+    rounds: int
+    stop: str
+
+
+class IRCoTOutput(AnswerOutput, total=False):
+    """What an IR-CoT run returns: the answer and its evidence, and the chain of thought behind them."""
+
+    reasoning: list[str]

@@ -10,10 +10,17 @@ from pathlib import Path
 import pytest
 
 from evals.datasets import DATASETS, Benchmark, DatasetError, load_benchmark
+from prompts.demonstrations import DEMONSTRATION_IDS
 
 DATA = Path(__file__).parents[2] / "shared" / "data"
 MHR, HOTPOT, WIKI2, MUSIQUE = (DATA / d for d in ("multihop_rag", "hotpotqa", "2wikimultihopqa", "musique"))
 MUSIQUE_FLASHRAG = MUSIQUE / "musique_dev_200.jsonl"
+
+
+def evaluated_hotpotqa_records() -> list[dict]:
+    """The HotpotQA file's records without the two IR-CoT demonstrations were built from (never loaded)."""
+    raw = json.loads((HOTPOT / DATASETS["hotpotqa"]).read_text())
+    return [r for r in raw if r["_id"] not in DEMONSTRATION_IDS["hotpotqa"]]
 
 
 @pytest.fixture(scope="module")
@@ -161,8 +168,8 @@ def test_multihop_rag_fact_with_other_whitespace_is_located(tmp_path: Path) -> N
 
 
 def test_hotpotqa_counts_and_first_record(hotpot: Benchmark) -> None:
-    assert len(hotpot.examples) == 300
-    assert Counter(ex.question_type for ex in hotpot.examples) == {"bridge": 248, "comparison": 52}
+    assert len(hotpot.examples) == 298  # 300 in the file, 2 of them IR-CoT demonstrations
+    assert Counter(ex.question_type for ex in hotpot.examples) == {"bridge": 247, "comparison": 51}
     ex = hotpot.examples[0]
     assert ex.id == "5a8b57f25542995d1e6f1371"
     assert ex.question == "Were Scott Derrickson and Ed Wood of the same nationality?"
@@ -176,7 +183,7 @@ def test_hotpotqa_counts_and_first_record(hotpot: Benchmark) -> None:
 
 
 def test_hotpotqa_every_supporting_sentence_has_an_exact_span(hotpot: Benchmark) -> None:
-    raw = json.loads((HOTPOT / DATASETS["hotpotqa"]).read_text())
+    raw = evaluated_hotpotqa_records()
     assert sum(len(ex.evidence) for ex in hotpot.examples) == sum(len(r["supporting_facts"]) for r in raw)
     assert_exact_spans(hotpot)
     docs = {d.id: d for d in hotpot.corpus}
@@ -188,10 +195,10 @@ def test_hotpotqa_every_supporting_sentence_has_an_exact_span(hotpot: Benchmark)
 
 
 def test_hotpotqa_corpus_is_the_deduplicated_union(hotpot: Benchmark) -> None:
-    raw = json.loads((HOTPOT / DATASETS["hotpotqa"]).read_text())
+    raw = evaluated_hotpotqa_records()
     titles = {t for r in raw for t, _ in r["context"]}
-    assert sum(len(r["context"]) for r in raw) == 2971  # a few questions have fewer than 10
-    assert len(hotpot.corpus) == len(titles) == 2964
+    assert sum(len(r["context"]) for r in raw) == 2951  # a few questions have fewer than 10
+    assert len(hotpot.corpus) == len(titles) == 2945
     assert_corpus_ids_unique(hotpot)
 
 
@@ -224,10 +231,10 @@ def test_hotpotqa_repeated_title_keeps_the_first_text(tmp_path: Path) -> None:
 
 
 def test_2wiki_counts_and_first_record(wiki2: Benchmark) -> None:
-    assert len(wiki2.examples) == 100
+    assert len(wiki2.examples) == 98  # dev_97 and dev_99 are IR-CoT demonstrations
     assert Counter(ex.question_type for ex in wiki2.examples) == {
-        "compositional": 39,
-        "comparison": 25,
+        "compositional": 38,
+        "comparison": 24,
         "bridge_comparison": 21,
         "inference": 15,
     }
@@ -252,7 +259,7 @@ def test_2wiki_spans_and_space_joined_paragraphs(wiki2: Benchmark) -> None:
     assert docs["Polish-Russian War (film)"].text.startswith(
         "Polish-Russian War (Wojna polsko-ruska) is a 2009"
     )
-    assert sum(len(ex.evidence) for ex in wiki2.examples) == 244
+    assert sum(len(ex.evidence) for ex in wiki2.examples) == 240  # 244 with the two demonstrations
 
 
 def test_2wiki_official_layout_loads_the_same(tmp_path: Path, wiki2: Benchmark) -> None:
