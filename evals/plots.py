@@ -138,9 +138,15 @@ def write_plots(answered: Answered, hops: HopTables, out_dir: str | Path) -> lis
     ]
 
 
-def plot_budget_bars(rows: Mapping[str, Mapping[str, float]], title: str, path: Path) -> Path:
-    """Horizontal bars, one group per retriever and one bar per budget column: how much of the gold each
-    retriever finds when every one may show the reader the same amount of text."""
+def plot_budget_bars(
+    rows: Mapping[str, Mapping[str, float]],
+    title: str,
+    path: Path,
+    xlabel: str = "share of gold facts found",
+) -> Path:
+    """Horizontal bars, one group per retriever and one bar per column, on a 0-1 scale: how much of the
+    gold each retriever finds when every one may show the reader the same amount of text (or any other
+    retrieval scores side by side, such as precision / recall / F1)."""
     names = list(rows)
     budgets = list(dict.fromkeys(column for row in rows.values() for column in row))
     bars_per_group = max(len(budgets), 1)
@@ -156,7 +162,7 @@ def plot_budget_bars(rows: Mapping[str, Mapping[str, float]], title: str, path: 
     ax.set_yticks(positions + height * (len(budgets) - 1) / 2, names, fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.0)
-    ax.set_xlabel("share of gold facts found")
+    ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")

@@ -104,7 +104,8 @@ def index(
 
 
 # State keys holding passages (nodes.state.Evidence): shown one passage a line, never as a raw dict dump.
-# `gathered` is the current sub-question's working set (ChainRAG, NaiveRAG w/ QD).
+# `gathered` is a working set: the current sub-question's (ChainRAG, NaiveRAG w/ QD) or iteration's
+# (Iter-RetGen).
 _PASSAGE_KEYS = ("evidence", "gathered")
 
 
