@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from langgraph.graph import StateGraph
 
-from graphs import chainrag, decomposition, ircot, naive, naive_qd
+from graphs import chainrag, decomposition, ircot, naive, naive_qd, resp
 from nodes.protocols import GraphServices
 from stores.errors import HopgraphError
 
@@ -18,6 +18,7 @@ METHODS: dict[str, Builder] = {
     "decomposition": decomposition.build,
     "naive_qd": naive_qd.build,
     "ircot": ircot.build,
+    "resp": resp.build,
 }
 
 # The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index
