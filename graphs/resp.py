@@ -43,10 +43,14 @@ def after_plan(state: ReSPState) -> str:
 
 
 def build(services: GraphServices) -> StateGraph:
-    graph = StateGraph(ReSPState, context_schema=ReSPContext, input_schema=QuestionInput, output_schema=ReSPOutput)
+    graph = StateGraph(
+        ReSPState, context_schema=ReSPContext, input_schema=QuestionInput, output_schema=ReSPOutput
+    )
     graph.add_node(
         "retrieve",
-        Retrieve(services.indexes, query=current_query, hop=current_round, into="gathered", context=ReSPContext),
+        Retrieve(
+            services.indexes, query=current_query, hop=current_round, into="gathered", context=ReSPContext
+        ),
     )
     graph.add_node("summarize", Summarize(services.llm, services.nlp))
     graph.add_node("judge", JudgeMemories(services.llm))

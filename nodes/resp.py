@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from nodes.context import ReSPContext, context_of
 from nodes.generate import final_answer
 from nodes.llm import LLMGateway
-from nodes.state import Evidence, PathwayStep, ReSPState
+from nodes.state import Evidence, LLMUsage, PathwayStep, ReSPState
 from prompts import answer, reader, resp_generator, resp_reasoner, resp_summarizer
 
 # The judge's verdict is its first word: a few tokens hold it, and the rest would only cost time.
@@ -106,7 +106,7 @@ class Summarize:
         passages: list[Evidence],
         sub_question: str,
         new_evidence: list[str],
-    ) -> tuple[PathwayStep, Any, str]:
+    ) -> tuple[PathwayStep, LLMUsage, str]:
         """(the pathway entry, the call's usage, a fallback note or "")."""
         memories = None
         if ctx.local_pathway_reads == "memories":
@@ -193,7 +193,8 @@ class PlanNext:
                 fallbacks.append(f"plan: the new plan {plan!r} was searched already too: {ending}")
                 return {"stop": STOP_REPEAT, "usage": usage, "fallbacks": fallbacks}
         if not plan:
-            fallbacks.append("plan: no usable sub-question in the reply: the generator answers from the memories")
+            ending = "the generator answers from the memories"
+            fallbacks.append(f"plan: no usable sub-question in the reply: {ending}")
             return {"stop": STOP_NO_PLAN, "usage": usage, "fallbacks": fallbacks}
         return {"sub_question": plan, "usage": usage, "fallbacks": fallbacks}
 
@@ -225,8 +226,8 @@ class AnswerFromMemories:
                 has_evidence=bool(evidence),
                 unanswerable=ctx.unanswerable,
             )
-            note = f"generate: no evidence in the memories: answered from the {len(evidence)} retrieved passages"
-            return {**direct, "fallbacks": [note], "stats": {"memory_words": 0.0}}
+            note = f"no evidence in the memories: answered from the {len(evidence)} retrieved passages"
+            return {**direct, "fallbacks": [f"generate: {note}"], "stats": {"memory_words": 0.0}}
         result = final_answer(
             self.llm,
             resp_generator.messages(known(state), question, unanswerable=ctx.unanswerable),

@@ -79,7 +79,9 @@ def known_information(global_memory: Sequence[str], local_memory: Sequence[Pathw
     if global_memory:
         blocks.append("\n".join([EVIDENCE_HEADER, *(f"- {summary}" for summary in global_memory)]))
     if local_memory:
-        steps = (f"- {s['sub_question']} -> {s['answer'] if s['answered'] else NOT_ANSWERED}" for s in local_memory)
+        steps = (
+            f"- {s['sub_question']} -> {s['answer'] if s['answered'] else NOT_ANSWERED}" for s in local_memory
+        )
         blocks.append("\n".join([PATHWAY_HEADER, *steps]))
     return "\n\n".join(blocks) or NOTHING_KNOWN
 
@@ -101,7 +103,11 @@ def plan_messages(known: str, question: str) -> list[BaseMessage]:
 
 def replan_messages(first: Sequence[BaseMessage], reply: str, repeat: str) -> list[BaseMessage]:
     """The plan prompt asked again after a repeat: the reply, then a note naming the repeated question."""
-    return [*first, AIMessage(reply), HumanMessage(f'{_REPEAT_BEFORE} "{repeat}". {_REPEAT_AFTER}\n{PLAN_CUE}')]
+    return [
+        *first,
+        AIMessage(reply),
+        HumanMessage(f'{_REPEAT_BEFORE} "{repeat}". {_REPEAT_AFTER}\n{PLAN_CUE}'),
+    ]
 
 
 def parse_plan(reply: str) -> str:

@@ -149,7 +149,12 @@ def test_the_iteration_cap_ends_the_loop_without_asking_the_judge_after_the_last
     script = Script(pathway=["Yes, Tesla.", "No"], plans=PLANS)
     steps, values, model = run(services, script, top_k=3, max_iterations=3)
 
-    assert steps == ["retrieve", "summarize", "judge", "plan"] * 2 + ["retrieve", "summarize", "judge", "generate"]
+    assert steps == ["retrieve", "summarize", "judge", "plan"] * 2 + [
+        "retrieve",
+        "summarize",
+        "judge",
+        "generate",
+    ]
     assert values["stop"] == "cap" and values["rounds"] == 3 and values["stats"]["iterations"] == 3
     assert len(prompts_of(model, "judge")) == 2  # rounds 1 and 2; after round 3 the generator answers
     assert values["local_memory"] == [
@@ -222,7 +227,17 @@ def test_a_second_repeat_ends_the_loop_and_the_generator_answers(services: Any, 
     script = Script(plans=[PLANS[0], f"{PLANS[0].lower()}", f'"{PLANS[0]}"'])
     steps, values, model = run(services, script, top_k=2)
 
-    assert steps == ["retrieve", "summarize", "judge", "plan", "retrieve", "summarize", "judge", "plan", "generate"]
+    assert steps == [
+        "retrieve",
+        "summarize",
+        "judge",
+        "plan",
+        "retrieve",
+        "summarize",
+        "judge",
+        "plan",
+        "generate",
+    ]
     assert values["stop"] == "repeat" and values["rounds"] == 2
     assert len(prompts_of(model, "plan")) == 3 and values["answer"] == "Cybertruck"
     assert values["fallbacks"] == [
@@ -328,7 +343,8 @@ def test_a_plan_is_its_first_line_without_label_numbering_or_quotes() -> None:
 def test_an_over_long_summary_is_cut_back_to_whole_sentences_without_repeats(
     services: Any, sample_index: str
 ) -> None:
-    looping = "The Cybertruck is made by Tesla. " * 3 + "Musk said the truck would be safer for pedestrians than"
+    cut_off = "Musk said the truck would be safer for pedestrians than"
+    looping = "The Cybertruck is made by Tesla. " * 3 + cut_off
     script = Script(summaries=[looping], verdicts=["Yes"])
     _, values, _ = run(services, script, top_k=2, step_tokens=len(looping.split()))
     assert values["global_memory"] == ["The Cybertruck is made by Tesla."]
@@ -349,7 +365,8 @@ def test_a_summary_is_cut_at_its_end_mark_and_loses_its_label(services: Any) -> 
         "It is Tesla. It is big"
     )
     # a single cut-off sentence is kept as written: half a fact is still evidence
-    assert resp_summarizer.global_evidence("Tesla makes the", services.nlp, hit_cap=True) == ("Tesla makes the", [])
+    alone = resp_summarizer.global_evidence("Tesla makes the", services.nlp, hit_cap=True)
+    assert alone == ("Tesla makes the", [])
 
 
 def test_an_unusable_summary_adds_nothing_and_with_no_memory_the_generator_reads_the_passages(

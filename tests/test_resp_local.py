@@ -13,7 +13,9 @@ from tests.test_naive_local import QUESTION
 
 
 @pytest.mark.llm
-def test_resp_summarizes_plans_and_answers_over_the_sample_corpus(settings: Settings, sample_index: str) -> None:
+def test_resp_summarizes_plans_and_answers_over_the_sample_corpus(
+    settings: Settings, sample_index: str
+) -> None:
     graph = build_graph("resp", settings)
     config = {"configurable": {"thread_id": "resp-e2e"}}
     context = {"index": sample_index, "top_k": 3, "max_iterations": 2, "step_tokens": 150}
