@@ -445,6 +445,32 @@ def test_the_local_pathway_can_read_the_memories_as_table_1_shows(services: Any,
     assert not any(item["text"].strip()[:80] in local_prompt for item in values["evidence"])
 
 
+class RecordingIndexes:
+    """The sample index under any name, recording each text search it is asked for."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+        self.searches: list[tuple[str, int, str]] = []
+
+    def open(self, name: str) -> RecordingIndexes:
+        return self
+
+    def search(self, query: str, k: int, mode: str = "hybrid", where: dict | None = None) -> Any:
+        self.searches.append((query, k, mode))
+        return self.index.search(query, k, mode=mode, where=where)
+
+
+def test_a_run_without_context_retrieves_with_resps_own_defaults(services: Any, sample_index: str) -> None:
+    """`graph.invoke(...)` with no context: the shared retrieval node reads ReSP's defaults (dense top-5, the
+    paper's retriever), not the plain retrieval defaults (hybrid)."""
+    indexes = RecordingIndexes(services.indexes.open("sample"))
+    llm, _ = scripted_gateway(Script(verdicts=["Yes"]))
+    graph = resp.build(ScriptedServices(services, llm, indexes=indexes)).compile()
+    out = graph.invoke({"question": QUESTION})
+    assert indexes.searches == [(QUESTION, 5, "dense")]
+    assert len(out["evidence"]) == 5 and out["answer"] == "Cybertruck"
+
+
 # ---- registration
 
 
