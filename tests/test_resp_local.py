@@ -53,6 +53,9 @@ def test_resp_summarizes_plans_and_answers_over_the_sample_corpus(
     plans = [usage for usage in out["usage"] if usage["node"] == "plan"]
     if plans:  # the planner's prompt is the judge's up to the instruction
         assert plans[0]["cached_tokens"] > 0.5 * plans[0]["prompt_tokens"]
+    if final["stop"] == "sufficient":  # so is the generator's, right after the judge's Yes
+        generator = next(usage for usage in out["usage"] if usage["node"] == "generate")
+        assert generator["cached_tokens"] > 0.5 * generator["prompt_tokens"]
 
     assert exact_match(out["answer"], ["Cybertruck", "Tesla Cybertruck"]) == 1.0, (out["answer"], out)
     assert out["answer_outcome"] == "answered"
