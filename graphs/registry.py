@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from langgraph.graph import StateGraph
 
-from graphs import chainrag, decomposition, ircot, iter_retgen, naive, naive_qd
+from graphs import chainrag, decomposition, ircot, iter_retgen, naive, naive_qd, resp
 from nodes.protocols import GraphServices
 from stores.errors import HopgraphError
 
@@ -19,6 +19,7 @@ METHODS: dict[str, Builder] = {
     "naive_qd": naive_qd.build,
     "ircot": ircot.build,
     "iter_retgen": iter_retgen.build,
+    "resp": resp.build,
 }
 
 # The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index

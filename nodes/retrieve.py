@@ -70,6 +70,8 @@ class Retrieve:
     - `into`: the state key the hits are written to: `evidence` (merged there by its reducer), or a
       working set such as `gathered` that replaces the previous one (NaiveRAG w/ QD reads each
       sub-question's own top-k there; its answer node then moves them into `evidence`).
+    - `context`: the method's context schema, whose defaults (`top_k`, `retrieval_mode`) apply when a
+      run passes no context (ReSP searches dense by default).
 
     The state is annotated as a plain Mapping on purpose: LangGraph hands a node annotated with a TypedDict
     only that TypedDict's keys, and the key this node reads is the graph's choice.
@@ -84,6 +86,7 @@ class Retrieve:
         where: FromState[Where] | None = None,
         exclude_seen: bool = False,
         into: str = "evidence",
+        context: type[RetrievalContext] = RetrievalContext,
     ) -> None:
         self.indexes = indexes
         self.query = _from_state(query)
@@ -91,9 +94,10 @@ class Retrieve:
         self.where = (lambda _state: None) if where is None else _from_state(where)
         self.exclude_seen = exclude_seen
         self.into = into
+        self.context = context
 
     def __call__(self, state: State, runtime: Runtime[RetrievalContext]) -> dict:
-        ctx = context_of(runtime.context, RetrievalContext)
+        ctx = context_of(runtime.context, self.context)
         seen = {item["id"] for item in state.get("evidence", [])} if self.exclude_seen else frozenset()
         evidence = search_evidence(
             self.indexes.open(ctx.index),

@@ -7,6 +7,7 @@ instruction last, so that a judge call and the answer call that follows it share
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -47,7 +48,22 @@ def answer_messages(evidence: Sequence[Evidence], question: str, notes: str = ""
     return _messages(evidence, notes, question, ANSWER_INSTRUCTION)
 
 
+# A reply's first word when it is Yes or No (after any markup such as "**"), and the text that follows it.
+_VERDICT = re.compile(r"^[^\w]*(yes|no)(?![\w])[^\w\n]*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def verdict_and_rest(reply: str) -> tuple[bool | None, str]:
+    """(Yes -> True, No -> False, neither -> None; the reply after that first word, as written).
+
+    ReSP's local-pathway summarizer replies "Yes" followed by the answer, or "No": the rest is the answer.
+    The punctuation right after the word ("Yes, ...", "Yes: ...", "**Yes**.") is not part of it.
+    """
+    match = _VERDICT.match(reply)
+    if match is None:
+        return None, ""
+    return match.group(1).lower() == "yes", match.group(2).strip()
+
+
 def verdict(reply: str) -> bool | None:
     """The judge's Yes (True) or No (False); None when the reply starts with neither."""
-    first = normalise(reply).split()[:1]
-    return {"yes": True, "no": False}.get(first[0]) if first else None
+    return verdict_and_rest(reply)[0]
