@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from langgraph.graph import StateGraph
 
-from graphs import chainrag, decomposition, ircot, iter_retgen, naive, naive_qd, resp
+from graphs import chainrag, decomposition, ircot, iter_retgen, multimeta, naive, naive_qd, resp
 from nodes.protocols import GraphServices
 from stores.errors import HopgraphError
 
@@ -20,12 +20,14 @@ METHODS: dict[str, Builder] = {
     "ircot": ircot.build,
     "iter_retgen": iter_retgen.build,
     "resp": resp.build,
+    "multimeta": multimeta.build,
 }
 
 # The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index
 # --method NAME` builds them, and an evaluation's index holds those of every method it runs.
 METHOD_EXTRAS: dict[str, tuple[str, ...]] = {
     "chainrag": ("sentence_graph",),
+    "multimeta": ("metadata",),
 }
 
 

@@ -48,6 +48,42 @@ class RetrievalContext:
     )
 
 
+MetadataExtractor = Literal["llm", "matcher"]
+
+
+@dataclass(kw_only=True)
+class MetadataFilterContext(RetrievalContext):
+    """Retrieval that may be restricted to the sources and dates the question names (NaiveRAG's switch;
+    on by default in Multi-Meta-RAG). Needs the index's `metadata` extra."""
+
+    metadata_filter: bool = parameter(
+        False,
+        "Search only the sources and dates the question names (Multi-Meta-RAG's filter; needs the index "
+        "built with `--with metadata`). When the filter leaves fewer passages than needed, unfiltered "
+        "search adds the rest.",
+    )
+    extractor: MetadataExtractor = parameter(
+        "llm",
+        "Who reads the filter from the question: llm (the few-shot extractor; the source-name matcher "
+        "stands in when its reply is unusable) or matcher (source names found in the question, no LLM).",
+    )
+
+
+@dataclass(kw_only=True)
+class MultiMetaContext(MetadataFilterContext):
+    """Multi-Meta-RAG's parameters, seed 004's: K = 20 filtered candidates, reranked, the top 10 kept as
+    the retrieval result and the top K' = 6 read by the answer."""
+
+    metadata_filter: bool = parameter(
+        True,
+        "Search only the sources and dates the question names (off: rerank unfiltered candidates, an "
+        "ablation). When the filter leaves fewer than answer_k candidates, unfiltered search adds the rest.",
+    )
+    candidates: int = parameter(20, "K: candidates retrieved through the filter and reranked (seed 004: 20).")
+    top_k: int = parameter(10, "Reranked passages kept as the run's evidence, which retrieval metrics score.")
+    answer_k: int = parameter(6, "K': the best reranked passages the answer is read from (seed 004: 6).")
+
+
 def context_of(runtime_context: C | None, schema: type[C]) -> C:
     """The run's context, or the schema's defaults when the caller passed none (plain `graph.invoke(...)`)."""
     return runtime_context if runtime_context is not None else schema()

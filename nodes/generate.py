@@ -52,14 +52,16 @@ def final_answer(
 
 
 class Generate:
-    """The reader: one LLM call over all evidence, role "generator"."""
+    """The reader: one LLM call over the passages in `passages` (all evidence by default; Multi-Meta-RAG
+    reads the best few of its reranked evidence, kept in `gathered`), role "generator"."""
 
-    def __init__(self, llm: LLMGateway) -> None:
+    def __init__(self, llm: LLMGateway, passages: str = "evidence") -> None:
         self.llm = llm
+        self.passages = passages
 
     def __call__(self, state: QAState, runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, RetrievalContext)
-        evidence = state.get("evidence", [])
+        evidence = state.get(self.passages, [])
         return final_answer(
             self.llm,
             answer.messages(state["question"], evidence, unanswerable=ctx.unanswerable),

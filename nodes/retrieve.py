@@ -65,6 +65,12 @@ class Retrieve:
     - `hop`: the retrieval round the hits count as (see `nodes.state.Evidence`): a number, a state key
       or a function of the state.
     - `where`: a Chroma metadata filter, from a state key or a function of the state (None: no filter).
+      A filter that leaves fewer than `filled_below` passages (a context field, capped at the depth) is
+      topped up from the unfiltered search, filtered hits first, and the top-up is recorded in
+      `fallbacks`: a filter that is wrong, or names a source with little on the topic, must not leave the
+      answer without passages.
+    - `depth`: the context field that says how many passages to retrieve (`top_k`; Multi-Meta-RAG
+      retrieves `candidates` to rerank).
     - `exclude_seen`: leave out chunks already in `evidence` and still return `top_k` new ones, for
       methods whose later rounds should add to what earlier rounds found rather than find it again.
     - `into`: the state key the hits are written to: `evidence` (merged there by its reducer), or a
@@ -87,6 +93,8 @@ class Retrieve:
         exclude_seen: bool = False,
         into: str = "evidence",
         context: type[RetrievalContext] = RetrievalContext,
+        depth: str = "top_k",
+        filled_below: str = "top_k",
     ) -> None:
         self.indexes = indexes
         self.query = _from_state(query)
@@ -95,20 +103,32 @@ class Retrieve:
         self.exclude_seen = exclude_seen
         self.into = into
         self.context = context
+        self.depth = depth
+        self.filled_below = filled_below
 
     def __call__(self, state: State, runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, self.context)
-        seen = {item["id"] for item in state.get("evidence", [])} if self.exclude_seen else frozenset()
-        evidence = search_evidence(
-            self.indexes.open(ctx.index),
-            self.query(state),
-            ctx.top_k,
-            self.hop(state),
+        seen = {item["id"] for item in state.get("evidence", [])} if self.exclude_seen else set()
+        index, query, hop = self.indexes.open(ctx.index), self.query(state), self.hop(state)
+        where = self.where(state)
+        k: int = getattr(ctx, self.depth)
+        found = search_evidence(index, query, k, hop, mode=ctx.retrieval_mode, where=where, exclude=seen)
+        minimum = min(k, getattr(ctx, self.filled_below))
+        if where is None or len(found) >= minimum:
+            return {self.into: found}
+        rest = search_evidence(
+            index,
+            query,
+            k - len(found),
+            hop,
             mode=ctx.retrieval_mode,
-            where=self.where(state),
-            exclude=seen,
+            exclude=seen | {i["id"] for i in found},
         )
-        return {self.into: evidence}
+        note = (
+            f"retrieve: the metadata filter left {len(found)} passage(s), fewer than {minimum}; "
+            f"unfiltered search added {len(rest)}"
+        )
+        return {self.into: found + rest, "fallbacks": [note]}
 
 
 def count_passages(state: QAState) -> dict:

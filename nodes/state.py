@@ -99,6 +99,15 @@ def merge_stats(existing: dict[str, float], new: dict[str, float]) -> dict[str, 
     return {**existing, **new}
 
 
+class MetadataFilter(TypedDict):
+    """A metadata filter as checked against the index (nodes.metadata): known source names, and inclusive
+    ISO days (None: unbounded)."""
+
+    sources: list[str]
+    date_from: str | None
+    date_to: str | None
+
+
 class QuestionInput(TypedDict):
     """What a caller (or Studio's input form) provides."""
 
@@ -132,6 +141,35 @@ class QAState(TypedDict, total=False):
     usage: Annotated[list[LLMUsage], operator.add]
     fallbacks: Annotated[list[str], operator.add]
     stats: Annotated[dict[str, float], merge_stats]
+
+
+class MetadataFilterState(QAState, total=False):
+    """State of methods that may filter retrieval by metadata (NaiveRAG's `metadata_filter` switch).
+
+    `metadata_filter` is the filter the question's metadata gave, `metadata_where` its Chroma `where` (None:
+    search everything), `metadata_extractor` which extractor produced it ("llm"; "matcher", the
+    deterministic source-name matcher, used when the LLM's reply was unusable or alone when a run asks;
+    "none", an index without metadata) and `matched_sources` what the matcher found, whichever was used.
+    """
+
+    metadata_filter: MetadataFilter
+    metadata_where: dict | None
+    metadata_extractor: str
+    matched_sources: list[str]
+
+
+class MetadataFilterOutput(AnswerOutput, total=False):
+    """What a run with metadata filtering returns: the answer and its evidence, and the filter behind them."""
+
+    metadata_filter: MetadataFilter
+    metadata_extractor: str
+
+
+class MultiMetaState(MetadataFilterState, total=False):
+    """Multi-Meta-RAG's state: `gathered` holds the passages the answer reads (the first K' of the reranked
+    candidates), while `evidence` keeps the top_k the retrieval metrics score."""
+
+    gathered: list[Evidence]
 
 
 class SubAnswer(TypedDict):

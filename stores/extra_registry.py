@@ -6,9 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from stores.extras import Extra, UnknownExtraError
+from stores.metadata import METADATA
 from stores.sentence_graph import SENTENCE_GRAPH
 
-EXTRAS: dict[str, Extra[Any, Any]] = {extra.name: extra for extra in (SENTENCE_GRAPH,)}
+EXTRAS: dict[str, Extra[Any, Any]] = {extra.name: extra for extra in (SENTENCE_GRAPH, METADATA)}
 
 
 def extra_named(name: str) -> Extra[Any, Any]:

@@ -1,0 +1,237 @@
+"""Metadata filters: which sources and dates a question restricts itself to, as a Chroma `where`.
+
+Multi-Meta-RAG (seed 004 §2.2) asks an LLM; its output is checked here against what the index holds (the
+`metadata` index extra, stores.metadata): a source the index does not hold would make the filter match
+nothing, so names are matched to the known ones by normalised name ("the Verge" -> "The Verge") and the
+rest dropped; dates are parsed or dropped. A deterministic matcher of the known source names in the
+question runs as well and stands in when the LLM's reply is unusable (or when a run asks for it alone,
+which makes extraction LLM-free). Any method that retrieves chunks can put `ExtractMetadata` before its
+`Retrieve` and hand it the state's `metadata_where` (NaiveRAG's `metadata_filter` switch does).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from langgraph.runtime import Runtime, get_runtime
+
+from nodes.context import MetadataFilterContext, context_of
+from nodes.llm import LLMGateway
+from nodes.protocols import IndexProvider
+from nodes.state import MetadataFilter
+from prompts import metadata as prompt
+from prompts.echo import normalise
+from stores.metadata import METADATA, MetadataInfo
+
+MAX_TOKENS = 96  # a filter of a few sources and two dates
+# "The Roar | Sports Writers Blog", "FOX News - Health", "Eos: Earth And Space Science News"
+_SECTION = re.compile(r"\s+(?:\||-|–)\s+|:\s+")
+_DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%Y/%m/%d")
+
+
+def name_key(name: str) -> str:
+    """A source name as compared: lower-cased words, punctuation and a leading "the" dropped."""
+    key = normalise(name)
+    return key[4:] if key.startswith("the ") else key
+
+
+def _forms(source: str) -> list[str]:
+    """What a question may call `source`: its full name, and the publication before a section
+    ("FOX News" of "FOX News - Health"), which names every section of that publication."""
+    head = _SECTION.split(source, maxsplit=1)[0]
+    return [source] if head == source else [source, head]
+
+
+@dataclass(frozen=True)
+class SourceNames:
+    """The index's source names, and the two ways of finding them: in an LLM's list, and in a question."""
+
+    sources: tuple[str, ...]
+
+    def resolve(self, name: str) -> list[str]:
+        """The known sources `name` means: the one whose full name it is, else every source whose
+        publication it names; none when it is not a known name."""
+        key = name_key(name)
+        exact = [source for source in self.sources if name_key(source) == key]
+        if exact:
+            return exact
+        return [source for source in self.sources if name_key(_forms(source)[-1]) == key]
+
+    def find_in(self, question: str) -> list[str]:
+        """The known sources the question names, in the index's order.
+
+        A name counts where it appears as a whole phrase, its first word capitalised (with or without a
+        leading "the"), so "The Age" is found in "according to The Age" but not in "the age of". Longer
+        names are looked for first and a shorter one never inside a longer one's match, so "The
+        Independent - Sports" does not also name every other section of The Independent.
+        """
+        forms = {form for source in self.sources for form in _forms(source)}
+        taken: list[tuple[int, int]] = []
+        found: set[str] = set()
+        for form in sorted(forms, key=lambda form: (-len(form), form)):
+            bare = re.sub(r"^the\s+", "", form, flags=re.IGNORECASE)
+            pattern = re.compile(r"(?<!\w)(?:the\s+)?(?P<name>" + re.escape(bare) + r")(?!\w)", re.IGNORECASE)
+            for match in pattern.finditer(question):
+                start, end = match.span()
+                if not match.group("name")[0].isupper() or any(a < end and start < b for a, b in taken):
+                    continue
+                taken.append((start, end))
+                found.update(self.resolve(form))
+        return [source for source in self.sources if source in found]
+
+
+def parse_day(text: str) -> date | None:
+    """An ISO date (or date-time) or a written date ("October 2, 2023", "2 Oct 2023"); None otherwise."""
+    text = text.strip()
+    try:
+        return datetime.fromisoformat(text).date()
+    except ValueError:
+        pass
+    for pattern in _DATE_FORMATS:
+        try:
+            return datetime.strptime(text, pattern).date()
+        except ValueError:
+            continue
+    return None
+
+
+def _day_start(day: date) -> int:
+    return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
+
+
+def where_clause(chosen: MetadataFilter, info: MetadataInfo) -> dict[str, Any] | None:
+    """The Chroma `where` of a checked filter: `$in` on the source field, inclusive whole days on the
+    numeric date field; None for an empty filter."""
+    clauses: list[dict[str, Any]] = []
+    if chosen["sources"]:
+        clauses.append({info.params.source_field: {"$in": list(chosen["sources"])}})
+    if chosen["date_from"]:
+        start = _day_start(date.fromisoformat(chosen["date_from"]))
+        clauses.append({info.timestamp_field: {"$gte": start}})
+    if chosen["date_to"]:
+        end = _day_start(date.fromisoformat(chosen["date_to"]) + timedelta(days=1)) - 1
+        clauses.append({info.timestamp_field: {"$lte": end}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def check(extracted: prompt.ExtractedFilter, info: MetadataInfo) -> tuple[MetadataFilter, list[str]]:
+    """The extracted filter with only what the index can match: known sources (by normalised name),
+    parsed dates (none when the index has no dates), from <= to. Notes say what was dropped or changed."""
+    names = SourceNames(tuple(info.sources))
+    notes: list[str] = []
+    sources: list[str] = []
+    for name in extracted.sources:
+        known = names.resolve(name)
+        if not known:
+            notes.append(f"source {name!r} is not in the index: dropped")
+        sources.extend(source for source in known if source not in sources)
+    days: list[date | None] = []
+    for label, text in (("from", extracted.date_from), ("to", extracted.date_to)):
+        day = parse_day(text) if text else None
+        if text and day is None:
+            notes.append(f"{label} date {text!r} is not a date: dropped")
+        if day is not None and not info.dated:
+            notes.append(f"{label} date dropped: the index has no dates")
+            day = None
+        days.append(day)
+    first, last = days
+    if first and last and first > last:
+        notes.append("from was after to: swapped")
+        first, last = last, first
+    chosen = MetadataFilter(
+        sources=sources,
+        date_from=first.isoformat() if first else None,
+        date_to=last.isoformat() if last else None,
+    )
+    return chosen, notes
+
+
+def _no_filter() -> MetadataFilter:
+    return MetadataFilter(sources=[], date_from=None, date_to=None)
+
+
+def _noted(notes: Iterable[str]) -> list[str]:
+    return [f"extract_metadata: {note}" for note in notes]
+
+
+class ExtractMetadata:
+    """The metadata extractor, role "extractor": writes the checked filter (`metadata_filter`), its Chroma
+    `where` (`metadata_where`, None for no filter), which extractor produced it (`metadata_extractor`:
+    llm, matcher, or none when the index has no metadata) and the matcher's sources (`matched_sources`).
+
+    Outcomes, each recorded in `fallbacks`: an index without source or date metadata -> no filter, no
+    LLM call (the method is then NaiveRAG); an unusable reply (no or broken JSON, an echo the gateway
+    blanked) -> the matcher's sources; unknown sources and unparsable dates -> dropped (see `check`).
+    An index built without the metadata extra is an error that says how to add it.
+    """
+
+    def __init__(
+        self,
+        llm: LLMGateway,
+        indexes: IndexProvider,
+        context: type[MetadataFilterContext] = MetadataFilterContext,
+    ) -> None:
+        self.llm = llm
+        self.indexes = indexes
+        self.context = context
+
+    def __call__(self, state: dict[str, Any], runtime: Runtime[MetadataFilterContext]) -> dict:
+        ctx = context_of(runtime.context, self.context)
+        info: MetadataInfo = self.indexes.open(ctx.index).extra(METADATA.name)
+        question = state["question"]
+        if not info.filterable:
+            return {
+                "metadata_filter": _no_filter(),
+                "metadata_where": None,
+                "metadata_extractor": "none",
+                "matched_sources": [],
+                "fallbacks": _noted(
+                    [f"index {ctx.index!r} has no source or date metadata: no filter (NaiveRAG retrieval)"]
+                ),
+                "stats": {"metadata_filter": 0.0},
+            }
+        matched = SourceNames(tuple(info.sources)).find_in(question)
+        by_matcher = MetadataFilter(sources=matched, date_from=None, date_to=None)
+        update: dict[str, Any] = {"matched_sources": matched, "usage": [], "fallbacks": []}
+        chosen, extractor = by_matcher, "matcher"
+        if ctx.extractor == "llm":
+            messages = prompt.messages(question, info.sources)
+            reply = self.llm.complete("extractor", messages, max_tokens=MAX_TOKENS, guard=prompt.GUARD)
+            update["usage"] = [reply.usage]
+            extracted, notes = prompt.parse(reply.text)
+            if reply.usage["echoes"] > 1:
+                extracted, notes = None, ["the reply repeated the prompt's own rules or examples"]
+            if extracted is None:
+                notes.append("the source matcher's filter used instead")
+            else:
+                chosen, checked = check(extracted, info)
+                notes.extend(checked)
+                extractor = "llm"
+            update["fallbacks"] = _noted(notes)
+        where = where_clause(chosen, info)
+        return {
+            **update,
+            "metadata_filter": chosen,
+            "metadata_where": where,
+            "metadata_extractor": extractor,
+            "stats": {"metadata_filter": float(where is not None)},
+        }
+
+
+def filter_switch(
+    context: type[MetadataFilterContext], extract: str = "extract_metadata", otherwise: str = "retrieve"
+) -> Callable[[Any], str]:
+    """A router from START for graphs with the `metadata_filter` switch: to the extractor when the run's
+    context (or, passed none, `context`'s default) turns filtering on, else straight to retrieval."""
+
+    def route(_state: Any) -> str:
+        ctx = context_of(get_runtime(context).context, context)
+        return extract if ctx.metadata_filter else otherwise
+
+    return route

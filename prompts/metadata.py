@@ -1,0 +1,113 @@
+"""Metadata extractor (Multi-Meta-RAG, seed 004 §2.2): which sources and dates a question restricts itself to.
+
+The original asks for a Mongo-style filter dict and lists its corpus's sources in the prompt. Ours asks
+for a flat JSON object of three keys, which a 1.5B model writes more reliably than nested operators and a
+parser can check field by field:
+
+    {"sources": [names as listed], "from": "YYYY-MM-DD" or null, "to": "YYYY-MM-DD" or null}
+
+Both dates are inclusive days: "after D" gives from = D, "before D" to = D, "on D" both, "between D1 and
+D2" both; turning them into timestamps is the node's job. The sources the index holds are listed in the
+user message (they are task content, not the prompt's own text). The worked examples name invented
+publications and 2021 dates — none of them is a MultiHop-RAG query or source — and are part of the
+prompt's own text, so a reply copying one is caught as an echo (three-word source names make a copied
+source a three-word clause). An empty filter is a legitimate reply for a question naming nothing, so it is
+`allowed` even though an example shows it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from prompts.echo import EchoGuard, normalise
+
+EMPTY_REPLY = '{"sources": [], "from": null, "to": null}'
+
+SYSTEM = (
+    "You read a question and write down which publications and which publication dates it restricts the "
+    "search to, so that only matching articles are searched.\n\n"
+    "Rules:\n"
+    "1. sources: every publication the question names, spelled exactly as in the list of available "
+    "sources; none named or none in the list: an empty list.\n"
+    "2. from and to: dates as YYYY-MM-DD, both inclusive. After a date: from is that date. Before a date: "
+    "to is that date. On a date: from and to are both that date. Between two dates: from the first to the "
+    "second. A month: its first and its last day. No date: null.\n"
+    "3. Only what the question states; never guess a source or a date from the topic.\n\n"
+    "Examples:\n"
+    "Question: Did The Copper Valley Courier report that the harbour bridge reopened after the article "
+    "published on March 4, 2021?\n"
+    '{"sources": ["The Copper Valley Courier"], "from": "2021-03-04", "to": null}\n'
+    "Question: Do Orbit Wire Weekly and the Lantern Street Journal agree on the cause of the outage?\n"
+    '{"sources": ["Orbit Wire Weekly", "Lantern Street Journal"], "from": null, "to": null}\n'
+    "Question: Which chess club won the regional final, according to articles between June 1, 2021 and "
+    "June 20, 2021?\n"
+    '{"sources": [], "from": "2021-06-01", "to": "2021-06-20"}\n'
+    "Question: What is the boiling point of water at sea level?\n"
+    f"{EMPTY_REPLY}\n\n"
+    "Reply with the JSON object only."
+)
+
+GUARD = EchoGuard(own_text=(SYSTEM,), allowed=frozenset({normalise(EMPTY_REPLY)}))
+
+
+def messages(question: str, sources: list[str]) -> list[BaseMessage]:
+    """The system text, then the index's sources (one per line) and the question."""
+    listed = "\n".join(f"- {source}" for source in sources) or "(none)"
+    return [
+        SystemMessage(SYSTEM),
+        HumanMessage(f"Available sources:\n{listed}\n\nQuestion: {question}\nJSON object:"),
+    ]
+
+
+@dataclass(frozen=True)
+class ExtractedFilter:
+    """What the reply said, unchecked: source names as written and dates as strings (the node validates
+    them against the index)."""
+
+    sources: tuple[str, ...] = ()
+    date_from: str | None = None
+    date_to: str | None = None
+
+
+def parse(text: str) -> tuple[ExtractedFilter | None, list[str]]:
+    """(the reply's filter, notes on what was wrong with it); None when nothing in it is usable.
+
+    Each defect has one outcome, named in the notes the node records in `fallbacks`:
+    - no JSON object, or one that does not parse (cut off, Mongo operators written as Python): None, so
+      the node falls back to the deterministic source matcher;
+    - text around the object: ignored, the first object is read;
+    - `sources` a single string: read as a one-item list; not a list or a string: no sources, noted;
+      items that are not non-empty strings: dropped, noted;
+    - a date that is not a string or null (a number, a dict): no date, noted (parsing the string itself is
+      the node's, which knows the accepted formats).
+    """
+    start = text.find("{")
+    if start < 0:
+        return None, ["no JSON object"]
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError:
+        return None, ["broken JSON object"]
+    if not isinstance(data, dict):
+        return None, ["no JSON object"]
+    notes: list[str] = []
+    raw = data.get("sources", [])
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        notes.append(f"sources was a {type(raw).__name__}, not a list: no sources")
+        raw = []
+    sources = tuple(item.strip() for item in raw if isinstance(item, str) and item.strip())
+    if len(sources) < len(raw):
+        notes.append(f"{len(raw) - len(sources)} source item(s) that are not names dropped")
+    dates: list[str | None] = []
+    for key in ("from", "to"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            notes.append(f"{key} was a {type(value).__name__}, not a date: no {key} date")
+            value = None
+        dates.append(value.strip() or None if isinstance(value, str) else None)
+    return ExtractedFilter(sources, dates[0], dates[1]), notes
