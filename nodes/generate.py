@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from nodes.context import RetrievalContext, context_of
 from nodes.llm import LLMGateway
-from nodes.state import QAState
 from prompts import answer
 from prompts.echo import EchoGuard
 
@@ -53,13 +52,16 @@ def final_answer(
 
 class Generate:
     """The reader: one LLM call over the passages in `passages` (all evidence by default; Multi-Meta-RAG
-    reads the best few of its reranked evidence, kept in `gathered`), role "generator"."""
+    reads the best few of its reranked evidence, kept in `gathered`), role "generator".
+
+    The state is annotated as a plain Mapping, as in `nodes.retrieve.Retrieve`: LangGraph hands a node
+    annotated with a TypedDict only that TypedDict's keys, and the key it reads is the graph's choice."""
 
     def __init__(self, llm: LLMGateway, passages: str = "evidence") -> None:
         self.llm = llm
         self.passages = passages
 
-    def __call__(self, state: QAState, runtime: Runtime[RetrievalContext]) -> dict:
+    def __call__(self, state: Mapping[str, Any], runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, RetrievalContext)
         evidence = state.get(self.passages, [])
         return final_answer(

@@ -1,0 +1,204 @@
+"""Multi-Meta-RAG and NaiveRAG's metadata filter over real retrieval (the sample corpus indexed with the
+metadata extra: real BM25, Chroma, MiniLM and reranker) with a scripted chat model in place of the LLM:
+the numeric dates and the source list the extra records, the filtered search, the rerank into 10 kept and
+6 read, the top-up when a filter leaves too few, and an index without metadata. The scripted model tests
+how the graphs use the LLM, never what an LLM would answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from graphs import multimeta, naive
+from hopgraph import Settings, index_corpus
+from hopgraph.cli import SAMPLE_CORPUS
+from nodes.context import MultiMetaContext
+from nodes.integrate import rerank
+from nodes.retrieve import search_evidence
+from prompts import answer
+from stores.documents import Document
+from stores.extras import ExtraMissingError
+from stores.metadata import timestamp
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.test_naive_local import QUESTION
+
+SOURCE_OF = {
+    record["id"]: record["source"]
+    for record in map(json.loads, SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines())
+}
+BOTH = '{"sources": ["TechCrunch", "the Verge"], "from": null, "to": null}'
+
+
+@pytest.fixture(scope="module")
+def meta_index(settings: Settings) -> str:
+    """The sample corpus with the metadata extra, under its own name (the shared 'sample' has none)."""
+    index_corpus(SAMPLE_CORPUS, "sample_meta", settings, method="multimeta")
+    return "sample_meta"
+
+
+def replies(extractor: str, generator: str = "Cybertruck") -> Callable[[str], str]:
+    """The extractor's reply to its prompt (the one listing the sources), the generator's to any other."""
+    return lambda prompt: extractor if "Available sources:" in prompt else generator
+
+
+def run(
+    build: Callable[[Any], Any], services: Any, reply: Callable[[str], str], context: Any
+) -> tuple[list[str], dict[str, Any], dict[str, Any], ScriptedChatModel]:
+    """(nodes in the order they ran, each node's update, the final state, the scripted model)."""
+    llm, model = scripted_gateway(reply)
+    graph = build(ScriptedServices(services, llm)).compile()
+    steps: list[str] = []
+    updates: dict[str, Any] = {}
+    final: dict[str, Any] = {}
+    for mode, chunk in graph.stream(
+        {"question": QUESTION}, context=context, stream_mode=["updates", "values"]
+    ):
+        if mode == "updates":
+            steps.extend(chunk)
+            updates.update(chunk)
+        else:
+            final = chunk
+    return steps, updates, final, model
+
+
+def rendered(passages: list[Any]) -> str:
+    return "\n".join(str(m.content) for m in answer.messages(QUESTION, passages))
+
+
+def test_the_extra_stores_numeric_dates_and_records_sources_and_fields(
+    services: Any, meta_index: str
+) -> None:
+    index = services.indexes.open(meta_index)
+    info = index.extra("metadata")
+    assert info.sources == [
+        "Engadget",
+        "Sporting News",
+        "TechCrunch",
+        "The Sydney Morning Herald",
+        "The Verge",
+    ]
+    assert (info.first_date, info.last_date) == ("2023-09-26", "2023-12-19")
+    assert {"source", "published_at", "published_at_ts", "author", "category"} <= set(info.fields)
+    chunks = index.all_chunks()
+    assert info.dated == len(chunks)
+    assert all(
+        chunk.metadata["published_at_ts"] == timestamp(chunk.metadata["published_at"]) for chunk in chunks
+    )
+    # a range on the numeric twin, honoured alike by every search mode
+    since = {"published_at_ts": {"$gte": timestamp("2023-12-01T00:00:00+00:00")}}
+    for mode in ("dense", "bm25", "hybrid"):
+        hits = index.search("electric trucks", 50, mode=mode, where=since)
+        assert hits and all(hit.chunk.metadata["published_at"] >= "2023-12-01" for hit in hits), mode
+
+
+def test_multimeta_filters_reranks_keeps_ten_and_reads_six(services: Any, meta_index: str) -> None:
+    context = MultiMetaContext(index=meta_index)
+    steps, updates, final, model = run(multimeta.build, services, replies(BOTH), context)
+
+    assert steps == ["extract_metadata", "retrieve", "rerank", "generate"]
+    assert final["metadata_extractor"] == "llm"
+    assert final["metadata_filter"] == {
+        "sources": ["TechCrunch", "The Verge"],
+        "date_from": None,
+        "date_to": None,
+    }
+    where = {"source": {"$in": ["TechCrunch", "The Verge"]}}
+    candidates = search_evidence(services.indexes.open(meta_index), QUESTION, 20, 1, where=where)
+    assert updates["retrieve"]["gathered"] == candidates and len(candidates) >= 10
+    assert {SOURCE_OF[item["doc_id"]] for item in candidates} <= {"TechCrunch", "The Verge"}
+
+    ranked = rerank(services.reranker, QUESTION, candidates)
+    assert final["evidence"] == ranked[:10]  # the reranked order is the ranking retrieval metrics score
+    assert final["gathered"] == ranked[:6]
+    assert model.prompts[1] == rendered(ranked[:6])  # the answer reads K' = 6
+    assert final["answer"] == "Cybertruck" and not final.get("fallbacks")
+    assert [usage["node"] for usage in final["usage"]] == ["extract_metadata", "generate"]
+    assert [usage["role"] for usage in final["usage"]] == ["extractor", "generator"]
+    assert final["stats"]["metadata_filter"] == 1.0
+
+
+def test_a_filter_leaving_too_few_candidates_is_topped_up_from_unfiltered_search(
+    services: Any, meta_index: str
+) -> None:
+    index = services.indexes.open(meta_index)
+    engadget = {"source": {"$in": ["Engadget"]}}
+    few = search_evidence(index, QUESTION, 20, 1, where=engadget)
+    assert 0 < len(few) < 8  # one Engadget article: fewer chunks than a K' of 8
+
+    reply = replies('{"sources": ["Engadget"], "from": null, "to": null}')
+    _, updates, final, _ = run(
+        multimeta.build, services, reply, MultiMetaContext(index=meta_index, answer_k=8)
+    )
+    gathered = updates["retrieve"]["gathered"]
+    assert gathered[: len(few)] == few and len(gathered) == 20  # the filtered hits first, then the rest
+    rest = search_evidence(index, QUESTION, 20 - len(few), 1, exclude={item["id"] for item in few})
+    assert gathered[len(few) :] == rest
+    assert final["fallbacks"] == [
+        f"retrieve: the metadata filter left {len(few)} passage(s), fewer than 8; unfiltered search added "
+        f"{len(rest)}"
+    ]
+
+    # a date range with no article at all: everything comes from the unfiltered search
+    empty = replies('{"sources": [], "from": "2021-01-01", "to": "2021-12-31"}')
+    _, updates, final, _ = run(multimeta.build, services, empty, MultiMetaContext(index=meta_index))
+    assert updates["retrieve"]["gathered"] == search_evidence(index, QUESTION, 20, 1)
+    assert final["fallbacks"] == [
+        "retrieve: the metadata filter left 0 passage(s), fewer than 6; unfiltered search added 20"
+    ]
+    assert len(final["evidence"]) == 10 and final["answer"] == "Cybertruck"
+
+
+def test_a_malformed_extraction_falls_back_to_the_matcher_in_the_graph(
+    services: Any, meta_index: str
+) -> None:
+    _, _, final, _ = run(multimeta.build, services, replies("TechCrunch"), MultiMetaContext(index=meta_index))
+    assert final["metadata_extractor"] == "matcher"
+    assert final["metadata_filter"]["sources"] == ["TechCrunch", "The Verge"]  # both named in the question
+    assert final["fallbacks"] == [
+        "extract_metadata: no JSON object",
+        "extract_metadata: the source matcher's filter used instead",
+    ]
+    assert {SOURCE_OF[item["doc_id"]] for item in final["evidence"]} <= {"TechCrunch", "The Verge"}
+
+
+def test_a_corpus_without_metadata_degrades_to_reranked_naive_retrieval(
+    services: Any, settings: Settings
+) -> None:
+    docs = [
+        Document(
+            id="a", title="Cybertruck", text="The Cybertruck is an electric pickup truck made by Tesla."
+        ),
+        Document(id="b", title="Pedestrians", text="Large trucks are more dangerous for pedestrians."),
+    ]
+    index_corpus(docs, "plain_meta", settings, method="multimeta")
+    steps, _, final, model = run(
+        multimeta.build, services, replies("unused"), MultiMetaContext(index="plain_meta")
+    )
+    assert steps == ["extract_metadata", "retrieve", "rerank", "generate"]
+    assert final["metadata_extractor"] == "none" and len(model.prompts) == 1  # the generator's alone
+    assert final["fallbacks"] == [
+        "extract_metadata: index 'plain_meta' has no source or date metadata: no filter (NaiveRAG retrieval)"
+    ]
+    assert {item["doc_id"] for item in final["evidence"]} == {"a", "b"}
+
+
+def test_an_index_without_the_metadata_extra_says_how_to_add_it(services: Any, sample_index: str) -> None:
+    with pytest.raises(ExtraMissingError, match="--with metadata"):
+        run(multimeta.build, services, replies(BOTH), MultiMetaContext(index=sample_index))
+
+
+def test_naive_rag_filters_by_metadata_only_when_switched_on(services: Any, meta_index: str) -> None:
+    steps, _, final, model = run(naive.build, services, replies(BOTH), {"index": meta_index})
+    assert steps == ["retrieve", "generate"] and len(model.prompts) == 1
+    assert final["evidence"] == search_evidence(services.indexes.open(meta_index), QUESTION, 5, 1)
+
+    only = replies('{"sources": ["TechCrunch"], "from": "2023-11-01", "to": null}')
+    steps, _, final, _ = run(naive.build, services, only, {"index": meta_index, "metadata_filter": True})
+    assert steps == ["extract_metadata", "retrieve", "generate"]
+    assert final["metadata_extractor"] == "llm" and len(final["evidence"]) == 5
+    assert all(SOURCE_OF[item["doc_id"]] == "TechCrunch" for item in final["evidence"])
+    published = {json.loads(line)["id"]: json.loads(line)["published_at"] for line in SAMPLE_CORPUS.open()}
+    assert all(published[item["doc_id"]] >= "2023-11-01" for item in final["evidence"])
