@@ -13,7 +13,7 @@ from nodes.generate import Generate
 from nodes.integrate import Integrate
 from nodes.judge import JudgeSufficiency
 from nodes.state import Evidence
-from prompts import answer, decompose, integrate, reader, rewrite, summarize
+from prompts import answer, decompose, integrate, metadata, reader, rewrite, summarize
 from prompts.echo import EchoGuard
 from tests.scripted import scripted_gateway
 
@@ -125,6 +125,7 @@ def rendered_prompts() -> dict[str, str]:
         "decompose": decompose.messages(QUESTION),
         "rewrite": rewrite.messages([("Who designed the tower?", "Gustave Eiffel")], "When was he born?"),
         "summarize": summarize.messages(EVIDENCE, QUESTION),
+        "metadata": metadata.messages(QUESTION, ["TechCrunch", "The Verge"]),
     }
     text = {name: "\n".join(str(m.content) for m in msgs) for name, msgs in renders.items()}
     return {**text, "refusal nudge": answer.REFUSAL_NUDGE}
