@@ -106,7 +106,11 @@ def index_corpus(
     settings = settings or Settings()
     services = services_for(settings)
     store = services.indexes.store
-    params = IndexParams(chunk_size=settings.chunk_size, chunk_overlap=settings.chunk_overlap)
+    params = IndexParams(
+        chunk_size=settings.chunk_size,
+        chunk_overlap=settings.chunk_overlap,
+        embed_metadata=list(settings.embed_metadata),
+    )
     wanted: dict[str, Any] = {}
     if method is not None:
         wanted = {extra: extra_named(extra).params_type() for extra in extras_for(method)}

@@ -67,7 +67,8 @@ def _index(
     with_extras = f", with {', '.join(m.extras)}" if m.extras else ""
     console.print(
         f"[bold]{name}[/]: {result.status} — {m.documents} documents, {m.chunks} chunks{with_extras}, "
-        f"{m.embedding_model}, chunk {m.params.chunk_size}/{m.params.chunk_overlap} tokens, "
+        f"{m.embedding_model}, chunk {m.params.chunk_size}/{m.params.chunk_overlap} tokens"
+        f"{' with ' + ', '.join(m.params.embed_metadata) if m.params.embed_metadata else ''}, "
         f"{result.seconds:.1f} s"
     )
 
@@ -81,6 +82,14 @@ def index(
     chunk_size: Annotated[int | None, typer.Option(help="Tokens per chunk (default 256)")] = None,
     chunk_overlap: Annotated[
         int | None, typer.Option(help="Tokens shared by neighbours (default 32)")
+    ] = None,
+    embed_metadata: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--embed-metadata",
+            help="Embed this document metadata field with each chunk (repeatable; e.g. source, "
+            "published_at, as Multi-Meta-RAG indexes)",
+        ),
     ] = None,
     method: Annotated[
         str | None,
@@ -99,7 +108,8 @@ def index(
     ] = None,
 ) -> None:
     """Build an index of your corpus (atomic; resumes if interrupted; unchanged corpus is a no-op)."""
-    overrides = {k: v for k, v in {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap}.items() if v}
+    given = {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "embed_metadata": embed_metadata}
+    overrides = {k: v for k, v in given.items() if v}
     _index(path, name, Settings(**overrides), method, with_extras)
 
 

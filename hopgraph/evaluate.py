@@ -65,6 +65,7 @@ def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
         "embedding_model": m.embedding_model,
         "chunk_size": m.params.chunk_size,
         "chunk_overlap": m.params.chunk_overlap,
+        "embed_metadata": m.params.embed_metadata,
         "corpus_hash": m.corpus_hash,
     }
     return public

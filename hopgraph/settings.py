@@ -84,6 +84,9 @@ class Settings(BaseSettings):
 
     chunk_size: int = 256
     chunk_overlap: int = 32
+    embed_metadata: list[str] = []
+    """Document metadata fields embedded (and BM25-indexed) with each chunk, e.g. ["source",
+    "published_at"] as Multi-Meta-RAG indexes; empty: title and text only."""
 
     checkpointer: str | None = None
     """`sqlite:///PATH` (default DATA_DIR/checkpoints.sqlite) or a `postgresql://` URL."""

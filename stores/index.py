@@ -64,10 +64,23 @@ _GET_BATCH = 1000
 
 @dataclass
 class IndexParams:
-    """Chunking parameters; part of the build id, so changing them builds a new index."""
+    """Chunking parameters and what is indexed of a chunk; part of the build id, so changing them builds a
+    new index.
+
+    `embed_metadata` names document metadata fields written as "field: value" lines before a chunk's
+    title in the text that is embedded and BM25-indexed (Multi-Meta-RAG embeds chunks with their source
+    and date, so a question naming them is nearer its chunks even unfiltered); the stored chunk text is
+    unchanged. Empty, it is left out of the build id, so indexes built before it existed keep their ids.
+    """
 
     chunk_size: int = 256
     chunk_overlap: int = 32
+    embed_metadata: list[str] = field(default_factory=list)
+
+    def indexed_text(self, chunk: Chunk) -> str:
+        """What is embedded and BM25-indexed of `chunk`: its named metadata, then its title and text."""
+        lines = [f"{name}: {chunk.metadata[name]}" for name in self.embed_metadata if name in chunk.metadata]
+        return "\n".join([*lines, chunk.indexed_text])
 
 
 @dataclass
@@ -368,9 +381,9 @@ class IndexStore:
             chunk_count, present = same_chunks.chunks, 0
             report("copy-chunks", chunk_count, chunk_count)
         else:
-            present = self._embed_missing(name, current, build_dir, chunks, embedder, report)
+            present = self._embed_missing(name, current, build_dir, chunks, embedder, params, report)
             report("bm25", 0, len(chunks))
-            BM25Index([chunk.id for chunk in chunks], [chunk.indexed_text for chunk in chunks]).save(
+            BM25Index([chunk.id for chunk in chunks], [params.indexed_text(chunk) for chunk in chunks]).save(
                 build_dir / _BM25
             )
             report("bm25", len(chunks), len(chunks))
@@ -408,6 +421,7 @@ class IndexStore:
         build_dir: Path,
         chunks: list[Chunk],
         embedder: Embedder,
+        params: IndexParams,
         report: Progress,
     ) -> int:
         """Put every chunk into the build's Chroma collection; return how many were there already.
@@ -422,12 +436,13 @@ class IndexStore:
             )
             present = set(collection.get(include=[])["ids"])
             todo = [chunk for chunk in chunks if chunk.id not in present]
-            previous = self._previous_vectors(name, current, embedder, todo)
+            previous = self._previous_vectors(name, current, embedder, params, todo)
             done = len(chunks) - len(todo)
             report("embed", done, len(chunks))
             for batch in batches(todo, EMBED_BATCH):
                 fresh = [chunk for chunk in batch if chunk.id not in previous]
-                vectors = dict(zip([chunk.id for chunk in fresh], _embed(embedder, fresh), strict=True))
+                embedded = _embed(embedder, [params.indexed_text(chunk) for chunk in fresh])
+                vectors = dict(zip([chunk.id for chunk in fresh], embedded, strict=True))
                 vectors.update({chunk.id: previous[chunk.id] for chunk in batch if chunk.id in previous})
                 collection.add(
                     ids=[chunk.id for chunk in batch],
@@ -523,10 +538,21 @@ class IndexStore:
         return infos, resumed
 
     def _previous_vectors(
-        self, name: str, current: Manifest | None, embedder: Embedder, chunks: list[Chunk]
+        self,
+        name: str,
+        current: Manifest | None,
+        embedder: Embedder,
+        params: IndexParams,
+        chunks: list[Chunk],
     ) -> dict[str, np.ndarray]:
-        """Vectors of `chunks` in the `current` build whose embedded text is unchanged."""
-        if current is None or not chunks or current.embedding_model != embedder.name:
+        """Vectors of `chunks` in the `current` build whose embedded text is unchanged (same model, same
+        metadata embedded, same title and text)."""
+        if (
+            current is None
+            or not chunks
+            or current.embedding_model != embedder.name
+            or current.params.embed_metadata != params.embed_metadata
+        ):
             return {}
         old_dir = self._build_dir(name, current.build_id)
         wanted = {chunk.id: chunk for chunk in chunks}
@@ -637,15 +663,15 @@ def _check_unique(docs: list[Document]) -> None:
         seen.add(doc.id)
 
 
-def _embed(embedder: Embedder, chunks: list[Chunk]) -> np.ndarray:
-    """Embed the chunks' indexed text, checking the embedder keeps its promised shape."""
-    if not chunks:
+def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Embed the chunks' indexed texts, checking the embedder keeps its promised shape."""
+    if not texts:
         return np.empty((0, embedder.dimension), dtype=np.float32)
-    vectors = np.asarray(embedder.embed([chunk.indexed_text for chunk in chunks]), dtype=np.float32)
-    if vectors.shape != (len(chunks), embedder.dimension):
+    vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+    if vectors.shape != (len(texts), embedder.dimension):
         raise ValueError(
-            f"embedder {embedder.name!r} returned shape {vectors.shape} for {len(chunks)} texts, "
-            f"expected ({len(chunks)}, {embedder.dimension})"
+            f"embedder {embedder.name!r} returned shape {vectors.shape} for {len(texts)} texts, "
+            f"expected ({len(texts)}, {embedder.dimension})"
         )
     return vectors
 
@@ -654,9 +680,13 @@ def _build_id(digest: str, model: str, params: IndexParams, extra_keys: list[Any
     """Same corpus, model and parameters give the same id, hence the same folder to resume into.
 
     `extra_keys` are the keys of the build's extras in name order, appended after the chunk part, so
-    chunk-only indexes keep the ids they had before extras existed.
+    chunk-only indexes keep the ids they had before extras existed; `embed_metadata` enters only when
+    set, for the same reason.
     """
-    parts: list[Any] = [digest, model, asdict(params), *extra_keys]
+    chunking = asdict(params)
+    if not params.embed_metadata:
+        del chunking["embed_metadata"]
+    parts: list[Any] = [digest, model, chunking, *extra_keys]
     key = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 

@@ -6,6 +6,7 @@ total, which depends on the counts), so it is tested apart from any real method'
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -385,10 +386,43 @@ def test_adding_an_extra_keeps_the_chunks_and_the_extras_already_built(
 def test_an_unknown_extra_is_an_error_naming_the_known_ones(
     store: IndexStore, minilm: MiniLM, word_extras: tuple[WordCounts, WordTotal]
 ) -> None:
-    known = r"known extras: sentence_graph \(ChainRAG's sentence graph\); word_counts \(words per chunk"
+    known = (
+        r"known extras: sentence_graph \(ChainRAG's sentence graph\); metadata \(filterable metadata[^)]*\); "
+        r"word_counts \(words per chunk"
+    )
     with pytest.raises(UnknownExtraError, match=rf"Unknown index extra 'nope'; {known}"):
         store.build("news", MULTIHOP, minilm, PARAMS, extras={"nope": WordParams()})
     assert not (store.root / "news").exists()  # refused before any work
     store.build("news", MULTIHOP, minilm, PARAMS)
     with pytest.raises(UnknownExtraError, match="'nope'"):
         store.open("news", minilm).extra("nope")
+
+
+def test_embedded_metadata_is_indexed_with_the_chunks_and_enters_the_build_id_only_when_set(
+    store: IndexStore, minilm: MiniLM
+) -> None:
+    docs = [
+        Document(
+            id="a", title="Harbour", text="The harbour bridge reopened.", metadata={"source": "Zephyr Post"}
+        ),
+        Document(
+            id="b", title="Market", text="The fish market moved indoors.", metadata={"source": "Daily Tide"}
+        ),
+        Document(
+            id="c", title="Ferry", text="The night ferry was cancelled.", metadata={"source": "Daily Tide"}
+        ),
+    ]
+    plain = store.build("plain", docs, minilm, PARAMS).manifest
+    tagged = store.build("tagged", docs, minilm, IndexParams(64, 16, embed_metadata=["source"])).manifest
+    # the id indexes had before the option existed, so they are not rebuilt
+    old_key = json.dumps(
+        [plain.corpus_hash, minilm.name, {"chunk_size": 64, "chunk_overlap": 16}], sort_keys=True
+    )
+    assert plain.build_id == hashlib.sha256(old_key.encode("utf-8")).hexdigest()[:16]
+    assert tagged.build_id != plain.build_id and tagged.params.embed_metadata == ["source"]
+
+    # the source is searchable, the stored text is the document's own
+    [hit] = store.open("tagged", minilm).search("Zephyr", 1, mode="bm25")
+    assert hit.chunk.doc_id == "a" and hit.chunk.text == "The harbour bridge reopened." and hit.score > 0
+    assert store.open("plain", minilm).search("Zephyr", 3, mode="bm25") == []
+    assert store.current_manifest("tagged") == tagged  # the option survives the manifest's round trip
