@@ -36,7 +36,13 @@ from stores.files import batches
 
 # Chroma's SQLite layer limits how many ids one `get` may name; stay far below it.
 GET_BATCH = 1000
-_SETTINGS = chromadb.config.Settings(anonymized_telemetry=False)  # indexes may hold private corpora
+
+
+def _settings() -> chromadb.config.Settings:
+    """Telemetry off (indexes may hold private corpora). A new object per client: chromadb's client
+    constructors write their own fields (server host, API implementation, path) into the one they are
+    given, so a shared one would turn the next embedded client into a server client."""
+    return chromadb.config.Settings(anonymized_telemetry=False)
 
 
 class ChromaUnreachableError(HopgraphError):
@@ -118,7 +124,7 @@ class EmbeddedChroma(ChromaPlace):
 
     def open(self, index: str, build_id: str, build_dir: Path) -> BuildCollections:
         path = str(build_dir / "chroma")
-        return BuildCollections(cast(Client, chromadb.PersistentClient(path=path, settings=_SETTINGS)))
+        return BuildCollections(cast(Client, chromadb.PersistentClient(path=path, settings=_settings())))
 
     def started(self, index: str, build_id: str, build_dir: Path, first: str) -> bool:
         return (build_dir / "chroma").exists()
@@ -130,7 +136,7 @@ class EmbeddedChroma(ChromaPlace):
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(source[1] / "chroma", staging)
         with BuildCollections(
-            cast(Client, chromadb.PersistentClient(path=str(staging), settings=_SETTINGS))
+            cast(Client, chromadb.PersistentClient(path=str(staging), settings=_settings()))
         ) as copied:
             for name in copied.names():
                 if name not in keep:
@@ -161,7 +167,9 @@ class ChromaServer(ChromaPlace):
 
     def _client(self) -> Client:
         try:
-            client = chromadb.HttpClient(host=self._host, port=self._port, ssl=self._ssl, settings=_SETTINGS)
+            client = chromadb.HttpClient(
+                host=self._host, port=self._port, ssl=self._ssl, settings=_settings()
+            )
         except Exception as exc:  # chromadb raises ValueError, httpx errors ... for a server not there
             raise ChromaUnreachableError(
                 f"Chroma server at {self.url} is not reachable ({exc}): start it with "

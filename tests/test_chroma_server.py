@@ -212,3 +212,19 @@ def test_a_chroma_url_nobody_answers_at_is_named_with_the_fix(tmp_path: Path) ->
     message = str(info.value)
     assert f"Chroma server at {url} is not reachable" in message
     assert "chroma run --host 127.0.0.1" in message and "unset chroma_url" in message
+
+
+def test_embedded_indexes_work_beside_a_server_in_one_process(
+    chroma_url: str, minilm: MiniLM, tmp_path: Path
+) -> None:
+    """chromadb's clients write into the settings object they are given; one shared between a server
+    client and an embedded one sent the embedded index to the server (found by running the suites in one
+    process). Each client gets its own settings."""
+    docs = load_corpus(MULTIHOP)[:1]
+    served = IndexStore(tmp_path / "served", ChromaServer(chroma_url))
+    served.build("one", docs, minilm)
+    embedded = IndexStore(tmp_path / "embedded")
+    built = embedded.build("one", docs, minilm).manifest
+    assert (tmp_path / "embedded" / "one" / "current" / "chroma").is_dir()
+    assert len(embedded.open("one", minilm).all_chunks()) == built.chunks
+    assert len(served.open("one", minilm).all_chunks()) == built.chunks
