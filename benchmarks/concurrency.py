@@ -10,8 +10,9 @@ llama-cpp-python's `python -m llama_cpp.server`, which serves one request at a t
 rows measure what overlapping the rest of a question (retrieval, reranking) with another's LLM call
 buys. Which one ran is printed above the table. Each cell is a fresh evaluation (new results folder,
 response cache off, checkpoints in a temporary folder) of the same questions over the same index, built
-before any timing; the in-process model runs serially (it is not thread-safe; the gateway serialises
-it). Ratios are against the same method at concurrency 1 on the server, and against the in-process model.
+before any timing and after one warm-up completion (the model loaded, the server's first request
+served); the in-process model runs serially (it is not thread-safe; the gateway serialises it). Ratios
+are against the same method at concurrency 1 on the server, and against the in-process model.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+from langchain_core.messages import HumanMessage
 
 from evals.datasets import load_benchmark
 from evals.runner import latest_results, read_records, results_path
 from graphs.registry import extras_for
-from hopgraph import Settings, index_corpus
+from hopgraph import Settings, index_corpus, services_for
 from hopgraph.evaluate import evaluate, index_name
 from hopgraph.local_model import ensure_gguf
 from hopgraph.options import parse_methods
@@ -94,6 +96,12 @@ def llama_server(command: list[str], port: int, log: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+def warm_up(settings: Settings) -> None:
+    """One tiny completion before timing, so no cell pays for loading the in-process model or for the
+    server's first request (evaluate shares the loaded model: same settings, same process services)."""
+    services_for(settings).llm.complete("generator", [HumanMessage("Reply with OK.")], max_tokens=2)
 
 
 def questions_per_minute(
@@ -171,6 +179,7 @@ def main() -> None:
         cells: dict[tuple[str, str], tuple[float, int, int]] = {}
         if not args.no_in_process:
             print(f"in-process model ({gguf.name}, {local.local_n_threads} threads):")
+            warm_up(local)
             for method in methods:
                 cells[(method, "in-process")] = questions_per_minute(
                     args, method, local, 1, workdir, "in-process"
@@ -192,6 +201,7 @@ def main() -> None:
                     "max_retries": 0,
                 }
             )
+            warm_up(remote)
             for method in methods:
                 for level in levels:
                     cells[(method, f"c{level}")] = questions_per_minute(
