@@ -19,6 +19,7 @@ from hopgraph.settings import RoleSettings, Settings
 from nodes.llm import LLMGateway, ResponseCache, RoleModel
 from nodes.protocols import Reranker
 from stores.bm25 import BM25Index, reciprocal_rank_fusion
+from stores.chroma import ChromaServer
 from stores.errors import HopgraphError
 from stores.index import ChunkIndex, IndexStore
 
@@ -266,8 +267,13 @@ class Services:
     @property
     def indexes(self) -> BoundIndexes:
         return self._shared(
-            "indexes", lambda: BoundIndexes(IndexStore(self.settings.indexes_path), self.embedder)
+            "indexes",
+            lambda: BoundIndexes(IndexStore(self.settings.indexes_path, self._chroma()), self.embedder),
         )
+
+    def _chroma(self) -> ChromaServer | None:
+        """The configured Chroma server, or None for Chroma embedded in each build's folder."""
+        return ChromaServer(self.settings.chroma_url) if self.settings.chroma_url else None
 
     @property
     def reranker(self) -> Reranker:

@@ -87,6 +87,10 @@ class Settings(BaseSettings):
     embed_metadata: list[str] = []
     """Document metadata fields embedded (and BM25-indexed) with each chunk, e.g. ["source",
     "published_at"] as Multi-Meta-RAG indexes; empty: title and text only."""
+    chroma_url: str | None = None
+    """A Chroma server (`chroma run --host 127.0.0.1 --port 8000 --path DIR`) holding every index's
+    collections instead of an embedded database in each build's folder; manifests, BM25 and extras' files
+    stay under data_dir."""
 
     checkpointer: str | None = None
     """`sqlite:///PATH` (default DATA_DIR/checkpoints.sqlite) or a `postgresql://` URL."""

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 
 from nodes.state import LLMUsage
 from prompts.echo import NUDGE, EchoGuard
@@ -135,12 +136,12 @@ class LLMGateway:
         node = _current_node(role)
         params = {"max_tokens": max_tokens, "stop": list(stop or [])}
         started = time.perf_counter()
-        text, counts, hits = self._generate(role, chosen, messages, params)
+        text, counts, hits = self._generate(role, node, chosen, messages, params)
         echoes = 0
         if guard is not None and guard.find(text, messages) is not None:
             echoes = 1
             again = [*messages, AIMessage(text), HumanMessage(NUDGE)]
-            text, retry_counts, retry_hits = self._generate(role, chosen, again, params)
+            text, retry_counts, retry_hits = self._generate(role, node, chosen, again, params)
             counts = {key: counts.get(key, 0) + retry_counts.get(key, 0) for key in _COUNT_KEYS}
             counts["calls"] = 2
             hits += retry_hits
@@ -149,21 +150,34 @@ class LLMGateway:
         return LLMReply(text, self._usage(node, role, counts, time.perf_counter() - started, hits, echoes))
 
     def _generate(
-        self, role: str, chosen: RoleModel, messages: Sequence[BaseMessage], params: Mapping[str, object]
+        self,
+        role: str,
+        node: str,
+        chosen: RoleModel,
+        messages: Sequence[BaseMessage],
+        params: Mapping[str, object],
     ) -> tuple[str, dict[str, int], int]:
-        """One completion (or its cached copy): (text, token counts, 1 if the response cache answered)."""
+        """One completion (or its cached copy): (text, token counts, 1 if the response cache answered).
+
+        The call carries its role and node as tags and metadata, so a tracer (LangSmith, switched on by
+        LANGSMITH_TRACING=true) shows which role of which node each LLM call was.
+        """
         key = ResponseCache.key(chosen.model_id, messages, params) if self._cache else ""
         cached = self._cache.get(key) if self._cache else None
         if cached is not None:
             return cached[0], cached[1], 1
         stop = params["stop"]
         bound = chosen.model.bind(max_tokens=params["max_tokens"], stop=list(stop) if stop else None)
+        config: RunnableConfig = {
+            "tags": [f"role:{role}", f"node:{node}"],
+            "metadata": {"role": role, "node": node},
+        }
         try:
             if chosen.exclusive:
                 with chosen.lock:
-                    message = bound.invoke(list(messages))
+                    message = bound.invoke(list(messages), config)
             else:
-                message = bound.invoke(list(messages))
+                message = bound.invoke(list(messages), config)
         except HopgraphError:
             raise
         except Exception as exc:  # provider SDKs raise many types; the user needs one clear message

@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from chromadb.api.client import Client
 from chromadb.api.models.Collection import Collection
 
+from stores.chroma import BuildCollections
 from stores.chunking import Chunk
 from stores.documents import Document
 from stores.errors import HopgraphError, IndexNotFoundError
@@ -69,16 +69,14 @@ class ExtraBuild(Generic[ParamsT]):
     models: Mapping[str, Any]
     directory: Path  # the extra's folder in the build being made; it exists
     previous: Path | None  # its folder in the index's current build, when made with the same models
-    chroma: Client  # the build's Chroma database, which already holds the chunks
+    chroma: BuildCollections  # the build's Chroma collections, which already hold the chunks
     chunks: Callable[[], list[Chunk]]  # the build's chunks in corpus order, read when asked for
     dependencies: Mapping[str, Any]  # the extras of `depends_on`, opened from this build
     report: Progress
 
     def collection(self, name: str) -> Collection:
         """The build's Chroma collection `name` (cosine): created by a first run, kept by a resumed one."""
-        return self.chroma.get_or_create_collection(
-            name, embedding_function=None, metadata={"hnsw:space": "cosine"}
-        )
+        return self.chroma.get_or_create(name)
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,7 @@ class ExtraSource(Generic[InfoT]):
     directory: Path
     info: InfoT
     embedder: Embedder
-    chroma: Client
+    chroma: BuildCollections
     dependencies: Mapping[str, Any]
 
 

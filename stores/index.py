@@ -2,10 +2,11 @@
 
 Layout under the store's root:
 
-    NAME/builds/<build_id>/chroma/          Chroma collection "chunks" (vectors, chunk text, metadata)
+    NAME/builds/<build_id>/chroma/          Chroma collection "chunks" (vectors, chunk text, metadata),
+                                            or the same collections on a Chroma server (stores.chroma)
     NAME/builds/<build_id>/bm25.json.gz     BM25 over the same chunks
     NAME/builds/<build_id>/<extra folder>/  each extra the build was asked for (stores.extras), which may
-                                            also add collections to the Chroma database
+                                            also add collections to the build's Chroma collections
     NAME/builds/<build_id>/manifest.json    what was indexed and how; written last
     NAME/builds/<build_id>/.incomplete      present while the build is running
     NAME/current -> builds/<build_id>       switched atomically once a build is complete
@@ -31,14 +32,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-import chromadb
-import chromadb.config
 import numpy as np
-from chromadb.api.client import Client
 
 from stores.bm25 import BM25Index, reciprocal_rank_fusion
+from stores.chroma import GET_BATCH, BuildCollections, ChromaPlace, EmbeddedChroma
 from stores.chunking import Chunk, chunk_document
 from stores.documents import Document, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
@@ -58,8 +57,6 @@ _INCOMPLETE = ".incomplete"
 _MANIFEST = "manifest.json"
 _BM25 = "bm25.json.gz"
 _CHUNK_FIELDS = ("doc_id", "title", "position", "char_start", "char_end")
-# Chroma's SQLite layer limits how many ids one `get` may name; stay far below it.
-_GET_BATCH = 1000
 
 
 @dataclass
@@ -138,17 +135,6 @@ class BuildResult:
     seconds: float
 
 
-def _chroma_client(path: Path) -> Client:
-    """Open Chroma at `path` with telemetry off (indexes may hold private corpora).
-
-    Chroma shares one system per path within a process and stops it when its last client is closed;
-    every client opened here is closed when done with, so a deleted build folder that is later
-    recreated (the corpus changed back) never meets a stale system still bound to the deleted files.
-    """
-    settings = chromadb.config.Settings(anonymized_telemetry=False)
-    return cast(Client, chromadb.PersistentClient(path=str(path), settings=settings))
-
-
 def _chunk_metadata(chunk: Chunk) -> dict[str, Any]:
     """Flatten a chunk's fields and its document's metadata into one Chroma metadata dict."""
     return {**chunk.metadata, **{name: getattr(chunk, name) for name in _CHUNK_FIELDS}}
@@ -172,14 +158,16 @@ def _chunk_from_chroma(chunk_id: str, text: str, metadata: dict[str, Any]) -> Ch
 class ChunkIndex:
     """One opened, read-only index build: dense (Chroma), BM25 and hybrid search over its chunks."""
 
-    def __init__(self, build_dir: Path, manifest: Manifest, embedder: Embedder) -> None:
+    def __init__(
+        self, build_dir: Path, manifest: Manifest, embedder: Embedder, collections: BuildCollections
+    ) -> None:
         self.manifest = manifest
         self._embedder = embedder
         self._build_dir = build_dir
         self._extras: dict[str, Any] = {}
         self._extras_lock = threading.Lock()
-        self._client = _chroma_client(build_dir / "chroma")
-        self._collection = self._client.get_collection(COLLECTION, embedding_function=None)
+        self._chroma = collections
+        self._collection = collections.get(COLLECTION)
         self._bm25 = BM25Index.load(build_dir / _BM25)
         self._row = {chunk_id: row for row, chunk_id in enumerate(self._bm25.ids)}
 
@@ -223,7 +211,7 @@ class ChunkIndex:
     def embeddings(self, ids: list[str]) -> np.ndarray:
         """The stored vectors of `ids`, one float32 row each, in the order asked."""
         rows: dict[str, np.ndarray] = {}
-        for batch in batches(ids, _GET_BATCH):
+        for batch in batches(ids, GET_BATCH):
             result = self._collection.get(ids=list(batch), include=["embeddings"])
             rows.update(zip(result["ids"], result["embeddings"], strict=True))
         missing = [chunk_id for chunk_id in ids if chunk_id not in rows]
@@ -249,7 +237,7 @@ class ChunkIndex:
                 self.manifest.extras,
                 self._build_dir,
                 self._embedder,
-                self._client,
+                self._chroma,
                 self._extras,
             )
 
@@ -258,7 +246,7 @@ class ChunkIndex:
 
         A closed (superseded) index cannot be searched: open the index again to get the current build.
         """
-        self._client.close()
+        self._chroma.close()
 
     def search_by_vector(
         self, vector: np.ndarray | list[float], k: int, where: dict[str, Any] | None = None
@@ -307,10 +295,15 @@ class ChunkIndex:
 
 
 class IndexStore:
-    """All indexes under one root folder; builds them, and opens each build at most once per process."""
+    """All indexes under one root folder; builds them, and opens each build at most once per process.
 
-    def __init__(self, root: Path) -> None:
+    `chroma` is where the builds' Chroma collections live: by default in each build's folder, or on a
+    Chroma server (stores.chroma.ChromaServer) shared by every index.
+    """
+
+    def __init__(self, root: Path, chroma: ChromaPlace | None = None) -> None:
         self.root = Path(root)
+        self.chroma = chroma or EmbeddedChroma()
         self._lock = threading.Lock()
         self._open: dict[tuple[str, str], ChunkIndex] = {}
 
@@ -354,8 +347,8 @@ class IndexStore:
         same_chunks = None
         chunked_alike = (digest, embedder.name, params)
         if (
-            not (build_dir / "chroma").exists()
-            and current is not None
+            current is not None
+            and not self.chroma.started(name, build_id, build_dir, COLLECTION)
             and (current.corpus_hash, current.embedding_model, current.params) == chunked_alike
         ):
             same_chunks = current
@@ -376,7 +369,7 @@ class IndexStore:
 
         if same_chunks is not None:
             self._copy_chunk_part(
-                name, same_chunks, build_dir, [extra for extra, _ in wanted if extra in kept]
+                name, same_chunks, build_id, [extra for extra, _ in wanted if extra in kept]
             )
             chunk_count, present = same_chunks.chunks, 0
             report("copy-chunks", chunk_count, chunk_count)
@@ -430,10 +423,8 @@ class IndexStore:
         current build embedded with the same model and the same title and text reuse its
         vector, so adding a few documents to a corpus embeds only the new ones.
         """
-        with _chroma_client(build_dir / "chroma") as client:
-            collection = client.get_or_create_collection(
-                COLLECTION, embedding_function=None, metadata={"hnsw:space": "cosine"}
-            )
+        with self.chroma.open(name, build_dir.name, build_dir) as collections:
+            collection = collections.get_or_create(COLLECTION)
             present = set(collection.get(include=[])["ids"])
             todo = [chunk for chunk in chunks if chunk.id not in present]
             previous = self._previous_vectors(name, current, embedder, params, todo)
@@ -455,27 +446,21 @@ class IndexStore:
         return len(present)
 
     def _copy_chunk_part(
-        self, name: str, source: Manifest, build_dir: Path, kept: list[Extra[Any, Any]]
+        self, name: str, source: Manifest, build_id: str, kept: list[Extra[Any, Any]]
     ) -> None:
-        """Copy the chunk part of the complete build `source` (Chroma DB and BM25 file) into `build_dir`,
-        with the extras in `kept` (their folders and collections) and without any other extra's collections.
+        """Copy the chunk part of the complete build `source` (Chroma collections and BM25 file) into build
+        `build_id`, with the extras in `kept` (their folders and collections) and without any other extra's
+        collections.
 
         Complete builds are never written again, so their files can be copied while readers have them open.
-        Each folder is copied aside and renamed into place, the Chroma DB last, so an interruption never
-        leaves a partial copy that a resumed build would take for its own.
+        Each folder is copied aside and renamed into place, the chunks collection last, so an interruption
+        never leaves a partial copy that a resumed build would take for its own.
         """
-        old_dir = self._build_dir(name, source.build_id)
+        old_dir, build_dir = self._build_dir(name, source.build_id), self._build_dir(name, build_id)
         for extra in kept:
             _copy_folder(old_dir / extra.directory, build_dir / extra.directory)
-        keep = {COLLECTION}.union(*(extra.collections for extra in kept))
-        staging = build_dir / "chroma.copy"
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(old_dir / "chroma", staging)
-        with _chroma_client(staging) as client:
-            for collection in client.list_collections():
-                if collection.name not in keep:
-                    client.delete_collection(collection.name)
-        os.replace(staging, build_dir / "chroma")
+        keep = [collection for extra in kept for collection in extra.collections]
+        self.chroma.copy(name, (source.build_id, old_dir), (build_id, build_dir), [*keep, COLLECTION])
         shutil.copyfile(old_dir / _BM25, build_dir / _BM25)
 
     def _build_extras(
@@ -499,7 +484,7 @@ class IndexStore:
         infos: dict[str, Any] = {}
         resumed = False
         opened: dict[str, Any] = {}
-        with _chroma_client(build_dir / "chroma") as client:
+        with self.chroma.open(name, build_dir.name, build_dir) as client:
             for extra, params in wanted:
                 if extra in kept and current is not None:
                     infos[extra.name] = current.extras[extra.name]
@@ -557,9 +542,9 @@ class IndexStore:
         old_dir = self._build_dir(name, current.build_id)
         wanted = {chunk.id: chunk for chunk in chunks}
         vectors: dict[str, np.ndarray] = {}
-        with _chroma_client(old_dir / "chroma") as client:
-            old = client.get_collection(COLLECTION, embedding_function=None)
-            for batch in batches(list(wanted), _GET_BATCH):
+        with self.chroma.open(name, current.build_id, old_dir) as collections:
+            old = collections.get(COLLECTION)
+            for batch in batches(list(wanted), GET_BATCH):
                 result = old.get(ids=list(batch), include=["documents", "metadatas", "embeddings"])
                 for chunk_id, text, meta, vector in zip(
                     result["ids"], result["documents"], result["metadatas"], result["embeddings"], strict=True
@@ -588,7 +573,9 @@ class IndexStore:
         with self._lock:
             key = (name, build_id)
             if key not in self._open:
-                self._open[key] = ChunkIndex(build_dir, manifest, embedder)
+                self._open[key] = ChunkIndex(
+                    build_dir, manifest, embedder, self.chroma.open(name, build_id, build_dir)
+                )
             return self._open[key]
 
     def list(self) -> builtins.list[Manifest]:
@@ -644,6 +631,7 @@ class IndexStore:
         for build_dir in (self._index_dir(name) / "builds").iterdir():
             if build_dir.name != keep:
                 self._forget(name, build_dir.name)
+                self.chroma.drop(name, build_dir.name, build_dir)
                 shutil.rmtree(build_dir)
 
     def _forget(self, name: str, build_id: str) -> None:
@@ -736,7 +724,7 @@ def _open_extra(
     infos: Mapping[str, Any],
     build_dir: Path,
     embedder: Embedder,
-    client: Client,
+    client: BuildCollections,
     opened: dict[str, Any],
 ) -> Any:
     """`extra` of the build in `build_dir`, opened with its dependencies, each at most once (in `opened`)."""
@@ -753,17 +741,17 @@ def _open_extra(
 def _fetch_chunks(collection: Any, ids: Sequence[str]) -> dict[str, Chunk]:
     """The chunks of `ids` that `collection` holds, by id, fetched in batches Chroma accepts."""
     found: dict[str, Chunk] = {}
-    for batch in batches(ids, _GET_BATCH):
+    for batch in batches(ids, GET_BATCH):
         result = collection.get(ids=list(batch), include=["documents", "metadatas"])
         for chunk_id, text, meta in zip(result["ids"], result["documents"], result["metadatas"], strict=True):
             found[chunk_id] = _chunk_from_chroma(chunk_id, text, dict(meta))
     return found
 
 
-def _stored_chunks(build_dir: Path, client: Client) -> list[Chunk]:
+def _stored_chunks(build_dir: Path, collections: BuildCollections) -> list[Chunk]:
     """Every chunk of the build in `build_dir`, in corpus order (BM25's), read back from Chroma."""
     ids = BM25Index.load(build_dir / _BM25).ids
-    found = _fetch_chunks(client.get_collection(COLLECTION, embedding_function=None), ids)
+    found = _fetch_chunks(collections.get(COLLECTION), ids)
     return [found[chunk_id] for chunk_id in ids]
 
 

@@ -123,7 +123,7 @@ class MetadataExtra(Extra[MetadataParams, MetadataInfo]):
         """
         chunks = job.chunks()
         info, stamps = describe(chunks, job.params)
-        collection = job.chroma.get_collection("chunks", embedding_function=None)
+        collection = job.chroma.get("chunks")
         dated = [chunk for chunk in chunks if chunk.id in stamps]
         done = 0
         job.report("metadata", done, len(dated))

@@ -1,0 +1,129 @@
+"""A stdlib HTTP server on 127.0.0.1 speaking OpenAI's chat-completions API with canned replies, and faults
+on demand (a 429 with Retry-After, a 500, a connection dropped mid-request).
+
+Named for what it is: it stands in for a remote provider where a test is about what happens around the
+LLM (stores, concurrency, retries, tracing), never about what an LLM would answer. The client side is the
+real one (LangChain's ChatOpenAI over the OpenAI SDK), so request shapes, retries and backoff are real.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+Fault = Literal["429", "500", "drop"]
+
+
+@dataclass
+class Request:
+    """One chat-completions request as it arrived: its prompt, when, and what it was answered with."""
+
+    prompt: str
+    arrived: float
+    outcome: str  # "ok" or the fault
+    headers: dict[str, str]
+
+
+@dataclass
+class OpenAIStub:
+    """`reply(prompt)` gives the completion; `fault(prompt, earlier)` a fault for a request, given how many
+    requests with the same prompt came before it, or None to answer. `delay` holds each answer back, so
+    concurrent requests overlap (`max_in_flight` counts how many did at once)."""
+
+    reply: Callable[[str], str]
+    fault: Callable[[str, int], Fault | None] = lambda prompt, earlier: None
+    delay: float = 0.0
+    base_url: str = ""
+    requests: list[Request] = field(default_factory=list)
+    max_in_flight: int = 0
+    _in_flight: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def handle(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[Fault | None, str]:
+        """Record the request and decide its answer: (fault or None, reply text)."""
+        prompt = "\n".join(str(message.get("content", "")) for message in body["messages"])
+        with self._lock:
+            earlier = sum(1 for request in self.requests if request.prompt == prompt)
+            fault = self.fault(prompt, earlier)
+            self.requests.append(Request(prompt, time.monotonic(), fault or "ok", headers))
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            time.sleep(self.delay)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+        return fault, "" if fault else self.reply(prompt)
+
+
+def _completion(model: str, text: str, prompt: str) -> bytes:
+    prompt_tokens, completion_tokens = len(prompt.split()), len(text.split())
+    return json.dumps(
+        {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+    ).encode()
+
+
+@contextmanager
+def serve(stub: OpenAIStub) -> Iterator[OpenAIStub]:
+    """Run `stub` on a free port of 127.0.0.1 (its `base_url` ends in /v1) until the block ends."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real servers do: a dropped connection is then real
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            fault, text = stub.handle(body, {k.lower(): v for k, v in self.headers.items()})
+            if fault == "drop":
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if fault is None:
+                self._send(200, _completion(body.get("model", "stub"), text, str(body["messages"])), {})
+                return
+            status, retry = (429, {"retry-after": "1"}) if fault == "429" else (500, {})
+            error = {"error": {"message": f"injected {status}", "type": "server_error"}}
+            self._send(status, json.dumps(error).encode(), retry)
+
+        def _send(self, status: int, payload: bytes, extra: dict[str, str]) -> None:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            for name, value in extra.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: object) -> None:  # quiet test output
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    stub.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    try:
+        yield stub
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,96 @@
+"""`hopgraph eval --concurrency N` against a faulty OpenAI-compatible provider: every question ends as
+exactly one result line, whatever the provider did to its requests.
+
+The provider is a stub on 127.0.0.1 (tests/openai_stub.py) that answers with the gold answer after
+injecting, per question, a 429 with Retry-After, a 500, a connection dropped mid-request, or a 500 on
+every attempt. The client side is the real one (ChatOpenAI over the OpenAI SDK, which retries each call
+`max_retries` times with backoff and honours Retry-After), and so are the runner, the results file and
+the checkpoints; only the answers are canned.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import tiny_hotpot
+from openai_stub import Fault, OpenAIStub, serve
+
+from evals.runner import latest_results, read_records, results_path
+from hopgraph import Settings
+from hopgraph.evaluate import evaluate
+
+pytestmark = [pytest.mark.server, pytest.mark.timeout(600)]
+
+QUESTIONS = [question for question, _, _ in tiny_hotpot.QUESTIONS]
+# question -> the faults its first requests meet; "always" fails more often than the retries allow
+FAULTS: dict[str, list[Fault]] = {
+    QUESTIONS[0]: ["429"],
+    QUESTIONS[1]: ["500"],
+    QUESTIONS[2]: ["drop"],
+    QUESTIONS[3]: ["500", "500", "500"],
+}
+MAX_RETRIES = 2
+
+
+def test_provider_faults_under_concurrency_never_lose_or_duplicate_a_result_line(tmp_path: Path) -> None:
+    healed = False  # the persistent fault ends between the two runs
+
+    def fault(prompt: str, earlier: int) -> Fault | None:
+        planned = FAULTS.get(tiny_hotpot.question_in(prompt) or "", [])
+        if healed and tiny_hotpot.question_in(prompt) == QUESTIONS[3]:
+            return None
+        return planned[earlier] if earlier < len(planned) else None
+
+    stub = OpenAIStub(reply=tiny_hotpot.answer, fault=fault, delay=0.4)
+    data = tiny_hotpot.write(tmp_path / "tiny")
+    out_dir = tmp_path / "run"
+    with serve(stub):
+        settings = Settings(
+            data_dir=tmp_path / "data",
+            llm="openai:stub",
+            base_url=stub.base_url,
+            max_retries=MAX_RETRIES,
+            timeout=30,
+        )
+
+        def run() -> None:
+            evaluate("hotpotqa", data, ["naive"], out_dir=out_dir, settings=settings, concurrency=3)
+
+        run()
+        first = [r for r in read_records(results_path(out_dir)) if r["type"] == "result"]
+        by_question = {r["question"]: r for r in first}
+        assert len(first) == len(QUESTIONS) and set(by_question) == set(QUESTIONS)  # one line each
+        for question, record in by_question.items():
+            if question == QUESTIONS[3]:
+                assert record["error"].startswith("ProviderError") and "500" in record["error"]
+            else:
+                assert record["error"] is None, record["error"]
+                assert record["metrics"]["em"] == 1.0 and record["llm"]["calls"] == 1  # retried below us
+
+        outcomes = {
+            q: [r.outcome for r in stub.requests if tiny_hotpot.question_in(r.prompt) == q] for q in QUESTIONS
+        }
+        assert outcomes[QUESTIONS[0]] == ["429", "ok"]
+        assert outcomes[QUESTIONS[1]] == ["500", "ok"]
+        assert outcomes[QUESTIONS[2]] == ["drop", "ok"]
+        assert outcomes[QUESTIONS[3]] == ["500"] * (1 + MAX_RETRIES)
+        assert outcomes[QUESTIONS[4]] == outcomes[QUESTIONS[5]] == ["ok"]
+        limited = [r.arrived for r in stub.requests if tiny_hotpot.question_in(r.prompt) == QUESTIONS[0]]
+        assert limited[1] - limited[0] >= 0.95  # Retry-After: 1 was honoured
+        assert 2 <= stub.max_in_flight <= 3  # questions really were in flight together, at most 3
+
+        healed = True
+        requests_before = len(stub.requests)
+        run()  # resumes: only the failed question runs again
+        assert [tiny_hotpot.question_in(r.prompt) for r in stub.requests[requests_before:]] == [QUESTIONS[3]]
+
+    records = read_records(results_path(out_dir))
+    results = [r for r in records if r["type"] == "result"]
+    assert len(results) == len(QUESTIONS) + 1  # the failure's line stays, its success is appended once
+    successes = Counter(r["question"] for r in results if r["error"] is None)
+    assert successes == Counter(QUESTIONS)
+    latest = latest_results(records)
+    assert len(latest) == len(QUESTIONS) and all(r["error"] is None for r in latest.values())
+    assert all(r["metrics"]["em"] == 1.0 for r in latest.values())
