@@ -163,11 +163,15 @@ def _noted(notes: Iterable[str]) -> list[str]:
 class ExtractMetadata:
     """The metadata extractor, role "extractor": writes the checked filter (`metadata_filter`), its Chroma
     `where` (`metadata_where`, None for no filter), which extractor produced it (`metadata_extractor`:
-    llm, matcher, or none when the index has no metadata) and the matcher's sources (`matched_sources`).
+    llm, matcher, llm+matcher, or none when the index has no metadata) and the matcher's sources
+    (`matched_sources`).
 
     Outcomes, each recorded in `fallbacks`: an index without source or date metadata -> no filter, no
     LLM call (the method is then NaiveRAG); an unusable reply (no or broken JSON, an echo the gateway
-    blanked) -> the matcher's sources; unknown sources and unparsable dates -> dropped (see `check`).
+    blanked) -> the matcher's sources; unknown sources and unparsable dates -> dropped (see `check`); a
+    reply left with no source of the index while the matcher found some -> the matcher's sources with
+    the reply's dates (`llm+matcher`): the matcher only finds names the question spells out, so a source
+    it finds is one the question restricts itself to.
     An index built without the metadata extra is an error that says how to add it.
     """
 
@@ -213,6 +217,10 @@ class ExtractMetadata:
                 chosen, checked = check(extracted, info)
                 notes.extend(checked)
                 extractor = "llm"
+                if not chosen["sources"] and matched:
+                    notes.append("the reply named no source of the index: the source matcher's used")
+                    chosen = MetadataFilter(**{**chosen, "sources": matched})
+                    extractor = "llm+matcher"
             update["fallbacks"] = _noted(notes)
         where = where_clause(chosen, info)
         return {

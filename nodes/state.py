@@ -149,6 +149,7 @@ class MetadataFilterState(QAState, total=False):
     `metadata_filter` is the filter the question's metadata gave, `metadata_where` its Chroma `where` (None:
     search everything), `metadata_extractor` which extractor produced it ("llm"; "matcher", the
     deterministic source-name matcher, used when the LLM's reply was unusable or alone when a run asks;
+    "llm+matcher", the reply's dates with the matcher's sources when the reply named none the index holds;
     "none", an index without metadata) and `matched_sources` what the matcher found, whichever was used.
     """
 

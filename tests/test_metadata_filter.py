@@ -219,6 +219,19 @@ def test_a_source_not_in_the_index_is_dropped_and_recorded() -> None:
     assert update["fallbacks"] == ["extract_metadata: source 'Wired' is not in the index: dropped"]
 
 
+def test_a_reply_naming_no_known_source_takes_the_matchers_sources_and_keeps_its_dates() -> None:
+    question = "Did the Verge report the launch after the TechCrunch article of October 2, 2023?"
+    update, _ = extract(question, '{"sources": ["Verge News"], "from": "2023-10-02", "to": null}')
+    assert update["metadata_extractor"] == "llm+matcher"
+    assert update["metadata_filter"] == MetadataFilter(
+        sources=["TechCrunch", "The Verge"], date_from="2023-10-02", date_to=None
+    )
+    assert update["fallbacks"] == [
+        "extract_metadata: source 'Verge News' is not in the index: dropped",
+        "extract_metadata: the reply named no source of the index: the source matcher's used",
+    ]
+
+
 def test_a_malformed_reply_falls_back_to_the_matcher_and_says_so() -> None:
     update, _ = extract("Did TechCrunch and The Verge agree?", "TechCrunch, The Verge")
     assert update["metadata_extractor"] == "matcher"
