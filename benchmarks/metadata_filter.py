@@ -3,9 +3,9 @@ and what it does to retrieval, beside NaiveRAG's retrieval and the same pipeline
 
     .venv/bin/python -m benchmarks.metadata_filter [--limit N] [--llm N] [--index NAME]
 
-Every row runs Multi-Meta-RAG's own nodes (nodes.metadata.ExtractMetadata, nodes.retrieve.Retrieve,
-nodes.rerank.RerankCandidates with the configured reranker) over the full corpus indexed with the metadata
-extra, on the non-null dev queries, with the method's defaults (K = 20 candidates, 10 kept):
+Every row runs a method's own graph (compiled as for `hopgraph ask`), streamed up to its last retrieval
+node and stopped there, before the reader's call, over the full corpus indexed with the metadata extra, on
+the non-null dev queries, with the method's defaults (Multi-Meta-RAG: K = 20 candidates, 10 kept):
 - naive: hybrid top-10 for the question, NaiveRAG's retrieval at k = 10;
 - unfiltered + rerank: Multi-Meta-RAG with `metadata_filter` off;
 - matcher + rerank: the filter from the deterministic source-name matcher (no LLM: every query);
@@ -26,32 +26,21 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evals.datasets import QAExample, load_benchmark
 from evals.metrics import hits_at_k, hop_prf
 from evals.runner import evidence_spans
-from hopgraph import Settings, index_corpus, services_for
-from nodes.context import MultiMetaContext
-from nodes.metadata import ExtractMetadata
-from nodes.rerank import RerankCandidates
-from nodes.retrieve import Retrieve, search_evidence
+from hopgraph import Settings, build_graph, index_corpus
 from nodes.state import Evidence, MetadataFilter
 from stores.documents import Document
 from stores.metadata import timestamp
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
 KEPT = 10
-
-
-@dataclass(frozen=True)
-class Run:
-    """What a node reads of LangGraph's runtime: the run's context."""
-
-    context: MultiMetaContext
 
 
 @dataclass(frozen=True)
@@ -115,41 +104,32 @@ def passes(doc: Document, chosen: MetadataFilter) -> bool:
     return not (chosen["date_to"] and (day is None or day > chosen["date_to"]))
 
 
-def filtered_pipeline(
-    services: Any, context: MultiMetaContext, docs: dict[str, Document], notes: list[str]
-) -> Callable[[QAExample], Scored]:
-    """Extract (unless the filter is off), retrieve K through the filter, rerank, keep 10: the graph's
-    nodes before `generate`, timed without the LLM's call."""
-    extract = ExtractMetadata(services.llm, services.indexes, MultiMetaContext)
-    retrieve = Retrieve(
-        services.indexes,
-        where=lambda state: state.get("metadata_where"),
-        into="gathered",
-        context=MultiMetaContext,
-        depth="candidates",
-        filled_below="answer_k",
-    )
-    rerank = RerankCandidates(services.reranker)
-    runtime = Run(context)
+def retrieval(
+    graph: Any, method: str, context: Mapping[str, Any], docs: dict[str, Document]
+) -> Callable[[QAExample], tuple[Scored, list[str]]]:
+    """One question through `graph` up to its evidence (NaiveRAG's `retrieve`, Multi-Meta-RAG's
+    `rerank`), stopped before `generate`: scored, with its `fallbacks` lines. Seconds exclude the LLM's."""
+    last = "rerank" if method == "multimeta" else "retrieve"
 
-    def one(question: QAExample) -> Scored:
-        state: dict[str, Any] = {"question": question.question}
+    def one(question: QAExample) -> tuple[Scored, list[str]]:
+        updates: dict[str, Any] = {}
         started = time.perf_counter()
-        llm_seconds = 0.0
-        filtered = right = None
-        if context.metadata_filter:
-            update = extract(state, runtime)
-            llm_seconds = sum(usage["seconds"] for usage in update["usage"])
-            state.update(update)
-            notes.extend(update["fallbacks"])
-            filtered = update["metadata_where"] is not None
-            gold_docs = [docs[gold.doc_id] for gold in question.evidence]
-            right = filtered and all(passes(doc, update["metadata_filter"]) for doc in gold_docs)
-        retrieved = retrieve(state, runtime)
-        notes.extend(retrieved.get("fallbacks", []))
-        state.update(retrieved)
-        evidence = rerank(state, runtime)["evidence"]
-        return scored(question, evidence, time.perf_counter() - started - llm_seconds, filtered, right)
+        stream = graph.stream({"question": question.question}, context=dict(context), stream_mode="updates")
+        for chunk in stream:
+            updates.update(chunk)
+            if last in chunk:
+                break
+        stream.close()  # the reader never runs
+        seconds = time.perf_counter() - started
+        extracted = updates.get("extract_metadata")
+        notes = [note for update in updates.values() for note in update.get("fallbacks", [])]
+        if extracted is None:
+            return scored(question, updates[last]["evidence"], seconds), notes
+        seconds -= sum(usage["seconds"] for usage in extracted["usage"])
+        filtered = extracted["metadata_where"] is not None
+        gold_docs = [docs[gold.doc_id] for gold in question.evidence]
+        right = filtered and all(passes(doc, extracted["metadata_filter"]) for doc in gold_docs)
+        return scored(question, updates[last]["evidence"], seconds, filtered, right), notes
 
     return one
 
@@ -174,38 +154,34 @@ def main() -> None:
     started = time.perf_counter()
     built = index_corpus(bench.corpus, args.index, settings, extras=["metadata"])
     print(f"index: {built.status}, {built.manifest.chunks} chunks, {time.perf_counter() - started:.0f} s")
-    services = services_for(settings)
-    index = services.indexes.open(args.index)
     docs = {doc.id: doc for doc in bench.corpus}
     questions = [q for q in bench.examples if q.evidence][: args.limit]
 
-    notes: list[str] = []
-    context = MultiMetaContext(index=args.index)
-    pipelines: dict[str, Callable[[QAExample], Scored]] = {
-        "naive (hybrid top-10)": lambda question: naive(index, question),
-        "unfiltered + rerank": filtered_pipeline(
-            services, replace(context, metadata_filter=False), docs, notes
-        ),
-        "matcher + rerank": filtered_pipeline(services, replace(context, extractor="matcher"), docs, notes),
+    graphs = {method: build_graph(method, settings, checkpointer=False) for method in ("naive", "multimeta")}
+    rows_of: dict[str, tuple[str, dict[str, Any]]] = {
+        "naive (hybrid top-10)": ("naive", {"top_k": KEPT}),
+        "unfiltered + rerank": ("multimeta", {"metadata_filter": False}),
+        "matcher + rerank": ("multimeta", {"extractor": "matcher"}),
     }
-    rows = {name: [one(question) for question in questions] for name, one in pipelines.items()}
+    rows: dict[str, list[Scored]] = {}
+    notes: dict[str, list[str]] = {}
+    for name, (method, context) in rows_of.items():
+        one = retrieval(graphs[method], method, {"index": args.index, **context}, docs)
+        one(questions[0])  # loads the models the row uses, so no query's time includes loading them
+        results = [one(question) for question in questions]
+        rows[name] = [result for result, _ in results]
+        notes[name] = [note for _, lines in results for note in lines]
     print_rows(f"MultiHop-RAG, {len(questions)} non-null dev queries", rows)
-    print(f"\nfilters topped up from unfiltered search (matcher row): {len(notes)}")
+    print(f"\nfilters topped up from unfiltered search (matcher row): {len(notes['matcher + rerank'])}")
     if args.llm:
-        notes.clear()
         first = questions[: args.llm]
-        llm = filtered_pipeline(services, replace(context, extractor="llm"), docs, notes)
-        on_first = {name: results[: len(first)] for name, results in rows.items()}
-        on_first["llm + rerank"] = [llm(question) for question in first]
+        llm = retrieval(graphs["multimeta"], "multimeta", {"index": args.index, "extractor": "llm"}, docs)
+        results = [llm(question) for question in first]
+        on_first = {name: scored_rows[: len(first)] for name, scored_rows in rows.items()}
+        on_first["llm + rerank"] = [result for result, _ in results]
         print_rows(f"The first {len(first)} of them, with the LLM extractor", on_first)
-        print(f"\nfallbacks of the LLM row: {len(notes)}; the first five: {notes[:5]}")
-
-
-def naive(index: Any, question: QAExample) -> Scored:
-    """NaiveRAG's retrieval: hybrid top-10 for the question."""
-    started = time.perf_counter()
-    evidence = search_evidence(index, question.question, KEPT, 1)
-    return scored(question, evidence, time.perf_counter() - started)
+        llm_notes = [note for _, lines in results for note in lines]
+        print(f"\nfallbacks of the LLM row: {len(llm_notes)}; the first five: {llm_notes[:5]}")
 
 
 if __name__ == "__main__":
