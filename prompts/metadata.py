@@ -25,6 +25,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from prompts.echo import EchoGuard, normalise
 
 EMPTY_REPLY = '{"sources": [], "from": null, "to": null}'
+# The 1.5B model writes JSON's null as a string ("from": "null"); these mean no date, not a bad one.
+_NO_DATE = frozenset({"", "null", "none", "n/a"})
 
 SYSTEM = (
     "You read a question and write down which publications and which publication dates it restricts the "
@@ -82,7 +84,7 @@ def parse(text: str) -> tuple[ExtractedFilter | None, list[str]]:
     - `sources` a single string: read as a one-item list; not a list or a string: no sources, noted;
       items that are not non-empty strings: dropped, noted;
     - a date that is not a string or null (a number, a dict): no date, noted (parsing the string itself is
-      the node's, which knows the accepted formats).
+      the node's, which knows the accepted formats); the strings "null" and "none": no date, as meant.
     """
     start = text.find("{")
     if start < 0:
@@ -109,5 +111,6 @@ def parse(text: str) -> tuple[ExtractedFilter | None, list[str]]:
         if value is not None and not isinstance(value, str):
             notes.append(f"{key} was a {type(value).__name__}, not a date: no {key} date")
             value = None
-        dates.append(value.strip() or None if isinstance(value, str) else None)
+        text = value.strip() if isinstance(value, str) else ""
+        dates.append(None if text.lower() in _NO_DATE else text)
     return ExtractedFilter(sources, dates[0], dates[1]), notes

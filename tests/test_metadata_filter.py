@@ -100,6 +100,12 @@ def test_a_reply_with_no_usable_object_gives_none(text: str, note: str) -> None:
     assert prompt.parse(text) == (None, [note])
 
 
+def test_null_written_as_a_string_means_no_date() -> None:
+    # what the local 1.5B model wrote for a question naming two sources and no date
+    text = '{"sources": ["TechCrunch", "The Verge"], "from": "null", "to": "None"}'
+    assert prompt.parse(text) == (prompt.ExtractedFilter(("TechCrunch", "The Verge")), [])
+
+
 def test_wrong_field_types_are_dropped_field_by_field() -> None:
     extracted, notes = prompt.parse('{"sources": "The Verge", "from": 20231002, "to": "2023-11-01"}')
     assert extracted == prompt.ExtractedFilter(("The Verge",), None, "2023-11-01")
@@ -116,18 +122,29 @@ def test_wrong_field_types_are_dropped_field_by_field() -> None:
 
 
 def test_check_keeps_known_sources_and_parsed_dates_and_says_what_it_dropped() -> None:
+    question = "Did the Verge and Wired agree, after the article of October 2, 2023?"
     extracted = prompt.ExtractedFilter(("the Verge", "Wired", "The Verge"), "October 2, 2023", "soon")
-    chosen, notes = check(extracted, INFO)
+    chosen, notes = check(extracted, INFO, question)
     assert chosen == MetadataFilter(sources=["The Verge"], date_from="2023-10-02", date_to=None)
     assert notes == ["source 'Wired' is not in the index: dropped", "to date 'soon' is not a date: dropped"]
 
 
+def test_check_drops_a_known_source_the_question_never_mentions() -> None:
+    question = "Which electric vehicles were discontinued in 2023, according to fox news?"
+    extracted = prompt.ExtractedFilter(("TechCrunch", "FOX News - Health"), "2023-01-01", "2023-12-31")
+    chosen, notes = check(extracted, INFO, question)
+    assert chosen == MetadataFilter(
+        sources=["FOX News - Health"], date_from="2023-01-01", date_to="2023-12-31"
+    )
+    assert notes == ["source 'TechCrunch' is not named in the question: dropped"]
+
+
 def test_check_swaps_a_reversed_range_and_drops_dates_an_index_without_dates_cannot_match() -> None:
-    chosen, notes = check(prompt.ExtractedFilter((), "2023-11-30", "2023-10-01"), INFO)
+    chosen, notes = check(prompt.ExtractedFilter((), "2023-11-30", "2023-10-01"), INFO, "Between ...?")
     assert (chosen["date_from"], chosen["date_to"]) == ("2023-10-01", "2023-11-30")
     assert notes == ["from was after to: swapped"]
     undated = MetadataInfo(params=MetadataParams(), sources=SOURCES)
-    chosen, notes = check(prompt.ExtractedFilter(("TechCrunch",), "2023-10-01"), undated)
+    chosen, notes = check(prompt.ExtractedFilter(("TechCrunch",), "2023-10-01"), undated, "TechCrunch?")
     assert chosen == MetadataFilter(sources=["TechCrunch"], date_from=None, date_to=None)
     assert notes == ["from date dropped: the index has no dates"]
 

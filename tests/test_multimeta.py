@@ -30,6 +30,7 @@ SOURCE_OF = {
     for record in map(json.loads, SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines())
 }
 BOTH = '{"sources": ["TechCrunch", "the Verge"], "from": null, "to": null}'
+UNNAMED = "What did the senators discuss at the second AI Insight Forum?"  # names no source
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,11 @@ def replies(extractor: str, generator: str = "Cybertruck") -> Callable[[str], st
 
 
 def run(
-    build: Callable[[Any], Any], services: Any, reply: Callable[[str], str], context: Any
+    build: Callable[[Any], Any],
+    services: Any,
+    reply: Callable[[str], str],
+    context: Any,
+    question: str = QUESTION,
 ) -> tuple[list[str], dict[str, Any], dict[str, Any], ScriptedChatModel]:
     """(nodes in the order they ran, each node's update, the final state, the scripted model)."""
     llm, model = scripted_gateway(reply)
@@ -54,7 +59,7 @@ def run(
     updates: dict[str, Any] = {}
     final: dict[str, Any] = {}
     for mode, chunk in graph.stream(
-        {"question": QUESTION}, context=context, stream_mode=["updates", "values"]
+        {"question": question}, context=context, stream_mode=["updates", "values"]
     ):
         if mode == "updates":
             steps.extend(chunk)
@@ -125,16 +130,16 @@ def test_a_filter_leaving_too_few_candidates_is_topped_up_from_unfiltered_search
 ) -> None:
     index = services.indexes.open(meta_index)
     engadget = {"source": {"$in": ["Engadget"]}}
-    few = search_evidence(index, QUESTION, 20, 1, where=engadget)
+    few = search_evidence(index, UNNAMED, 20, 1, where=engadget)
     assert 0 < len(few) < 8  # one Engadget article: fewer chunks than a K' of 8
 
-    reply = replies('{"sources": ["Engadget"], "from": null, "to": null}')
-    _, updates, final, _ = run(
-        multimeta.build, services, reply, MultiMetaContext(index=meta_index, answer_k=8)
-    )
+    # October 25, 2023: the Engadget article's day, the only article of that day
+    reply = replies('{"sources": [], "from": "2023-10-25", "to": "2023-10-25"}')
+    context = MultiMetaContext(index=meta_index, answer_k=8)
+    _, updates, final, _ = run(multimeta.build, services, reply, context, UNNAMED)
     gathered = updates["retrieve"]["gathered"]
     assert gathered[: len(few)] == few and len(gathered) == 20  # the filtered hits first, then the rest
-    rest = search_evidence(index, QUESTION, 20 - len(few), 1, exclude={item["id"] for item in few})
+    rest = search_evidence(index, UNNAMED, 20 - len(few), 1, exclude={item["id"] for item in few})
     assert gathered[len(few) :] == rest
     assert final["fallbacks"] == [
         f"retrieve: the metadata filter left {len(few)} passage(s), fewer than 8; unfiltered search added "
@@ -143,8 +148,9 @@ def test_a_filter_leaving_too_few_candidates_is_topped_up_from_unfiltered_search
 
     # a date range with no article at all: everything comes from the unfiltered search
     empty = replies('{"sources": [], "from": "2021-01-01", "to": "2021-12-31"}')
-    _, updates, final, _ = run(multimeta.build, services, empty, MultiMetaContext(index=meta_index))
-    assert updates["retrieve"]["gathered"] == search_evidence(index, QUESTION, 20, 1)
+    _, updates, final, _ = run(multimeta.build, services, empty, MultiMetaContext(index=meta_index), UNNAMED)
+    assert final["metadata_extractor"] == "llm"
+    assert updates["retrieve"]["gathered"] == search_evidence(index, UNNAMED, 20, 1)
     assert final["fallbacks"] == [
         "retrieve: the metadata filter left 0 passage(s), fewer than 6; unfiltered search added 20"
     ]
