@@ -302,7 +302,9 @@ def _method_context(graph: CompiledStateGraph, index: str, options: Mapping[str,
     Options are shared across methods (e.g. top_k), but a method whose schema lacks one would reject the
     whole context; dropping it per method keeps the run going. For a dataclass schema (what the methods
     use) the result holds every field, defaults included, so the run line records the k, mode and limits
-    each method really ran with, not only those the caller changed.
+    each method really ran with, not only those the caller changed. A field marked `added_later`
+    (nodes.context.parameter) is left out at its default, so adding a switch to a method does not change
+    the settings key of the runs made before it.
     """
     wanted = {**options, "index": index}
     schema = graph.builder.context_schema
@@ -310,7 +312,11 @@ def _method_context(graph: CompiledStateGraph, index: str, options: Mapping[str,
         return {}
     if is_dataclass(schema):
         names = {f.name for f in fields(schema)}
-        return asdict(schema(**{k: v for k, v in wanted.items() if k in names}))
+        context = asdict(schema(**{k: v for k, v in wanted.items() if k in names}))
+        unset = {
+            f.name for f in fields(schema) if f.metadata.get("added_later") and context[f.name] == f.default
+        }
+        return {name: value for name, value in context.items() if name not in unset}
     return wanted
 
 

@@ -20,9 +20,15 @@ C = TypeVar("C")
 T = TypeVar("T")
 
 
-def parameter(default: T, description: str) -> T:
-    """A context field whose description reaches the JSON schema Studio renders."""
-    return field(default=default, metadata={"description": description})
+def parameter(default: T, description: str, *, added_later: bool = False) -> T:
+    """A context field whose description reaches the JSON schema Studio renders.
+
+    `added_later` marks a switch added to a method that evaluations have already run: at its default the
+    evaluation's settings key leaves it out (evals.runner), so those runs' answers, made with what the
+    default does, stay resumable and comparable instead of being refused as other settings.
+    """
+    metadata = {"description": description, **({"added_later": True} if added_later else {})}
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(kw_only=True)
@@ -61,11 +67,13 @@ class MetadataFilterContext(RetrievalContext):
         "Search only the sources and dates the question names (Multi-Meta-RAG's filter; needs the index "
         "built with `--with metadata`). When the filter leaves fewer passages than needed, unfiltered "
         "search adds the rest.",
+        added_later=True,
     )
     extractor: MetadataExtractor = parameter(
         "llm",
         "Who reads the filter from the question: llm (the few-shot extractor; the source-name matcher "
         "stands in when its reply is unusable) or matcher (source names found in the question, no LLM).",
+        added_later=True,
     )
 
 

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,14 @@ from evals.runner import (
     MethodScore,
     MethodSettings,
     ResultsError,
+    _method_context,
     latest_results,
     read_records,
     recorded_run_name,
     run,
     score,
 )
+from nodes.context import MetadataFilterContext, RetrievalContext
 from nodes.state import AnswerOutput, Evidence, LLMUsage, QAState, QuestionInput
 from stores.documents import Document
 
@@ -512,3 +514,16 @@ def test_an_old_folder_resumes_under_the_settings_its_run_line_recorded(
 
     with pytest.raises(ResultsError, match="'m' with top_k=3 \\(now 6\\)"):
         run_scripted(legacy_folder, {"m": Script()}, saver, context={"m": {"top_k": 6}})
+
+
+def test_a_switch_added_to_a_method_later_stays_out_of_its_settings_key_at_its_default() -> None:
+    """NaiveRAG's context gained `metadata_filter` and `extractor` after NaiveRAG runs were made: at their
+    defaults its run context, hence its settings key, is what it was, so those runs resume and compare."""
+    graph = StateGraph(QAState, context_schema=MetadataFilterContext)
+    graph.add_node("noop", lambda _state: {})
+    graph.add_edge(START, "noop")
+    compiled = graph.compile()
+    before = asdict(RetrievalContext(index="idx"))  # NaiveRAG's context before the switch
+    assert _method_context(compiled, "idx", {}) == before
+    switched = _method_context(compiled, "idx", {"metadata_filter": True, "extractor": "matcher"})
+    assert switched == {**before, "metadata_filter": True, "extractor": "matcher"}
