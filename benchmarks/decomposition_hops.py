@@ -91,11 +91,9 @@ def main() -> None:
             context = QueryDecompositionContext(
                 index=name, max_sub_questions=n, top_k=args.k, retrieval_mode=mode
             )
-            state = graph.invoke(
-                {"question": q.question},
-                {"configurable": {"thread_id": f"table1-{n}-{q.id}"}},
-                context=context,
-            )
+            config = {"configurable": {"thread_id": f"table1-{n}-{q.id}"}}
+            graph.invoke({"question": q.question}, config, context=context)
+            state = graph.get_state(config).values  # the whole state: the output schema has no sub-questions
             evidence = state["evidence"]
             hops = max(item["hop"] for item in evidence)
             per_hop = [evidence_spans([e for e in evidence if e["hop"] == r]) for r in range(1, hops + 1)]
