@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
+
+import httpx
 
 STOP_SECONDS = 30.0
 
@@ -25,3 +28,20 @@ def stop(proc: subprocess.Popen[bytes], log: Path, name: str) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=STOP_SECONDS)
         raise AssertionError(f"{name} ignored SIGTERM for {STOP_SECONDS} s:\n{log_tail(log)}") from None
+
+
+def wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path, name: str, seconds: float) -> None:
+    """Poll GET `url` until it answers 200; fail with the server's log when the process exits first or
+    `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if proc.poll() is not None:
+            raise AssertionError(f"{name} exited with {proc.returncode}:\n{log_tail(log)}")
+        try:
+            if httpx.get(url, timeout=2.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{name} did not answer {url} within {seconds:.0f} s:\n{log_tail(log)}")
+        time.sleep(0.3)

@@ -15,19 +15,17 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import chromadb
-import httpx
 import pytest
 import tiny_hotpot
 from conftest import free_port
 from embedders import Counting, MiniLM
 from embedders import minilm as new_minilm
 from openai_stub import OpenAIStub, serve
-from servers import log_tail, stop
+from servers import stop, wait_until_up
 
 from evals.runner import read_records, results_path
 from hopgraph import Settings, build_graph, index_corpus
@@ -57,18 +55,7 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"chroma run exited with {proc.returncode}:\n{log_tail(log)}")
-            try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=2.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no heartbeat within {STARTUP_SECONDS} s:\n{log_tail(log)}")
-            time.sleep(0.3)
+        wait_until_up(proc, f"{url}/api/v2/heartbeat", log, "chroma run", STARTUP_SECONDS)
         yield url
     finally:
         stop(proc, log, "chroma run")

@@ -15,13 +15,12 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from conftest import MODEL_DIR, REPO, free_port
-from servers import log_tail, stop
+from servers import stop, wait_until_up
 from test_naive_local import GOLD_TITLES, QUESTION
 
 from graphs.registry import METHODS
@@ -33,21 +32,6 @@ LANGGRAPH = REPO / ".venv" / "bin" / "langgraph"
 STARTUP_SECONDS = 120.0
 RUN_SECONDS = 300.0
 """Upper bound for one run: ~5 s on an idle machine, far more when other test sessions share the CPUs."""
-
-
-def _wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    """Poll GET /ok until it answers, the process dies, or STARTUP_SECONDS pass."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"langgraph dev exited with {proc.returncode}:\n{log_tail(log)}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=2.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"langgraph dev did not answer within {STARTUP_SECONDS} s:\n{log_tail(log)}")
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +69,7 @@ def studio(settings: Settings, sample_index: str, tmp_path_factory: pytest.TempP
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(proc, url, log)
+        wait_until_up(proc, f"{url}/ok", log, "langgraph dev", STARTUP_SECONDS)
         yield url
     finally:
         try:
