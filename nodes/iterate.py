@@ -14,7 +14,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import IterRetGenContext, context_of
-from nodes.generate import final_answer
+from nodes.generate import Generate
 from nodes.llm import LLMGateway
 from nodes.state import IterRetGenState
 from prompts import answer
@@ -53,20 +53,13 @@ class GenerateIteration:
     """
 
     def __init__(self, llm: LLMGateway) -> None:
-        self.llm = llm
+        self.read = Generate(llm, passages="gathered")
 
     def __call__(self, state: IterRetGenState, runtime: Runtime[IterRetGenContext]) -> dict:
         ctx = context_of(runtime.context, IterRetGenContext)
         gathered = state.get("gathered", [])
         done = next_iteration(state)
-        generated = final_answer(
-            self.llm,
-            answer.messages(state["question"], gathered, unanswerable=ctx.unanswerable),
-            max_tokens=ctx.max_answer_tokens,
-            guard=answer.GUARD,
-            has_evidence=bool(gathered),
-            unanswerable=ctx.unanswerable,
-        )
+        generated = self.read(state, runtime)
         text = generated["answer"]
         update: dict[str, Any] = {
             **generated,

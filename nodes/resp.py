@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.context import ReSPContext, context_of
-from nodes.generate import final_answer
+from nodes.generate import Generate, final_answer
 from nodes.llm import LLMGateway
 from nodes.state import Evidence, LLMUsage, PathwayStep, ReSPState
 from prompts import answer, reader, resp_generator, resp_reasoner, resp_summarizer
@@ -211,22 +211,16 @@ class AnswerFromMemories:
 
     def __init__(self, llm: LLMGateway) -> None:
         self.llm = llm
+        self.read_passages = Generate(llm)  # the shared reader, for memories with nothing in them
 
     def __call__(self, state: ReSPState, runtime: Runtime[ReSPContext]) -> dict:
         ctx = context_of(runtime.context, ReSPContext)
         question = state["question"]
         global_memory, local_memory = state.get("global_memory", []), state.get("local_memory", [])
         if not global_memory and not any(step["answered"] for step in local_memory):
-            evidence = state.get("evidence", [])
-            direct = final_answer(
-                self.llm,
-                answer.messages(question, evidence, unanswerable=ctx.unanswerable),
-                max_tokens=ctx.max_answer_tokens,
-                guard=answer.GUARD,
-                has_evidence=bool(evidence),
-                unanswerable=ctx.unanswerable,
-            )
-            note = f"no evidence in the memories: answered from the {len(evidence)} retrieved passages"
+            direct = self.read_passages(state, runtime)
+            passages = len(state.get("evidence", []))
+            note = f"no evidence in the memories: answered from the {passages} retrieved passages"
             return {**direct, "fallbacks": [f"generate: {note}"], "stats": {"memory_words": 0.0}}
         result = final_answer(
             self.llm,

@@ -14,16 +14,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.answer import CUE, INSTRUCTION, REFUSAL_NUDGE, UNANSWERABLE
 from prompts.echo import EchoGuard, normalise
-from prompts.resp_reasoner import EVIDENCE_HEADER, NOTHING_KNOWN, PATHWAY_HEADER, SYSTEM
+from prompts.resp_reasoner import MEMORY_VIEW_TEXT, SYSTEM
 
 UNANSWERABLE_INSTRUCTION = f"If the known information does not answer the question, reply: {UNANSWERABLE}"
 
 GUARD = EchoGuard(
     own_text=(
-        SYSTEM,
-        EVIDENCE_HEADER,
-        PATHWAY_HEADER,
-        NOTHING_KNOWN,
+        *MEMORY_VIEW_TEXT,
         INSTRUCTION,
         UNANSWERABLE_INSTRUCTION,
         REFUSAL_NUDGE,

@@ -50,12 +50,12 @@ PLAN_CUE = "Next question:"
 _REPEAT_BEFORE = "That question was searched already:"
 _REPEAT_AFTER = "Write a different question, for information that has not been found yet."
 
+# The prompt's own text around the memories, shared with the generator (prompts.resp_generator).
+MEMORY_VIEW_TEXT = (SYSTEM, EVIDENCE_HEADER, PATHWAY_HEADER, NOTHING_KNOWN)
+
 GUARD = EchoGuard(
     own_text=(
-        SYSTEM,
-        EVIDENCE_HEADER,
-        PATHWAY_HEADER,
-        NOTHING_KNOWN,
+        *MEMORY_VIEW_TEXT,
         JUDGE_INSTRUCTION,
         PLAN_INSTRUCTION,
         PLAN_CUE,
