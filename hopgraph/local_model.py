@@ -7,10 +7,14 @@ interrupted assembly never leaves a truncated model that a later run would try t
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import ctypes
 import importlib
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -89,12 +93,85 @@ def _discard_stale_partials(model_dir: Path) -> None:
             stale.unlink(missing_ok=True)
 
 
+def context_over(primary: Any) -> Any:
+    """A second llama.cpp context over `primary`'s loaded model: the weights are not loaded again.
+
+    llama.cpp keeps one KV cache per context, holding only the last prompt evaluated there; methods whose
+    roles alternate (decompose, judge, read, decompose ...) evict each other's prefixes from a single
+    context. llama-cpp-python's `Llama` loads its own model in `__init__`, so a context over a shared
+    model is a copy of `primary` given its own context, batch, token buffers and sampler state — every
+    attribute that `Llama.__init__` creates per context (llama-cpp-python 0.3.36, pinned in
+    pyproject.toml). The model, its tokenizer and chat handlers are shared; `primary` must outlive it.
+    """
+    import numpy as np
+    from llama_cpp import _internals
+
+    role_llama = copy.copy(primary)
+    stack = contextlib.ExitStack()
+    role_llama._stack = stack
+    role_llama._ctx = stack.enter_context(
+        contextlib.closing(
+            _internals.LlamaContext(model=primary._model, params=primary.context_params, verbose=False)
+        )
+    )
+    role_llama._batch = stack.enter_context(
+        contextlib.closing(
+            _internals.LlamaBatch(
+                n_tokens=primary.n_batch, embd=0, n_seq_max=primary.context_params.n_ctx, verbose=False
+            )
+        )
+    )
+    role_llama._candidates = _internals.LlamaTokenDataArray(n_vocab=primary._n_vocab)
+    role_llama.n_tokens = 0
+    role_llama._requires_eval = True
+    role_llama.input_ids = np.ndarray(primary.input_ids.shape, dtype=np.intc)
+    role_llama.scores = np.ndarray(primary.scores.shape, dtype=np.single)
+    role_llama._sampler = None
+    role_llama._mirostat_mu = ctypes.c_float(primary._mirostat_mu.value)
+    role_llama.cache = None
+    return role_llama
+
+
+class RoleContexts:
+    """At most `size` llama.cpp contexts over one model, each kept warm for the role that used it last.
+
+    A role's calls land in its own context, so its stable prefix (instructions, few-shot examples) stays
+    evaluated across calls and across questions. With more roles than contexts, the role used least
+    recently gives up its context. `size` 1 is a single shared context (every role evicts the others).
+    Each context costs its KV cache (about 28 KB per token of `n_ctx` for the embedded 1.5B model:
+    224 MiB at 8,192) plus llama.cpp's compute buffer (306 MiB at the default batch of 512).
+    """
+
+    def __init__(self, primary: Any, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"local_contexts = {size}: at least one llama.cpp context is needed")
+        self._size = size
+        self._spare: list[Any] = [primary]
+        self._by_role: OrderedDict[str, Any] = OrderedDict()
+        self._primary = primary  # owns the model every other context uses
+
+    def for_role(self, role: str) -> Any:
+        """The context `role` used last time, else a spare or a new one, else the least recent role's."""
+        if role in self._by_role:
+            self._by_role.move_to_end(role)
+            return self._by_role[role]
+        if self._spare:
+            llama = self._spare.pop()
+        elif len(self._by_role) < self._size:
+            llama = context_over(self._primary)
+        else:
+            _, llama = self._by_role.popitem(last=False)
+        self._by_role[role] = llama
+        return llama
+
+
 class LocalLlamaChat(BaseChatModel):
     """A LangChain chat model over an in-process llama.cpp model, reporting reused-prefix tokens.
 
     LangChain's ChatLlamaCpp reports no token usage; here every reply carries `usage_metadata` with
-    `input_token_details.cache_read` = prompt tokens llama.cpp did not re-evaluate because the previous
-    prompt shared that prefix (what makes prefix-stable prompts fast).
+    `input_token_details.cache_read` = prompt tokens llama.cpp did not re-evaluate because the context
+    still held that prefix (what makes prefix-stable prompts fast). Each call runs in the context of its
+    role (the `role` in the call's metadata, which hopgraph's LLM gateway sets), up to `contexts` of them.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -105,20 +182,22 @@ class LocalLlamaChat(BaseChatModel):
     seed: int = 0
     max_tokens: int = 256
     temperature: float = 0.0
-    _llama: Any = PrivateAttr(default=None)
+    contexts: int = 4
+    _contexts: RoleContexts | None = PrivateAttr(default=None)
     _load_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
     def _llm_type(self) -> str:
         return "hopgraph-llama-cpp"
 
-    def _client(self) -> Any:
+    def _client(self, role: str) -> Any:
+        """The llama.cpp context for `role`, loading the model on first use."""
         with self._load_lock:
-            if self._llama is None:
+            if self._contexts is None:
                 try:
                     from llama_cpp import Llama
 
-                    self._llama = Llama(
+                    primary = Llama(
                         model_path=self.model_path,
                         n_ctx=self.n_ctx,
                         n_threads=self.n_threads,
@@ -131,7 +210,8 @@ class LocalLlamaChat(BaseChatModel):
                         "Delete the file to "
                         "have it re-assembled, or set `local_model_path` in hopgraph.toml to a valid GGUF."
                     ) from exc
-            return self._llama
+                self._contexts = RoleContexts(primary, self.contexts)
+            return self._contexts.for_role(role)
 
     def _generate(
         self,
@@ -140,7 +220,8 @@ class LocalLlamaChat(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        llama = self._client()
+        role = str((run_manager.metadata if run_manager else {}).get("role", "default"))
+        llama = self._client(role)
         chat = [{"role": _ROLE[m.type], "content": str(m.content)} for m in messages]
         evaluated_before = _prompt_tokens_evaluated(llama)
         started = time.perf_counter()

@@ -212,7 +212,10 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
     if spec == "local":
         path = settings.local_model_path or ensure_gguf(settings.models_path)
         model: BaseChatModel = LocalLlamaChat(
-            model_path=str(path), n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads
+            model_path=str(path),
+            n_ctx=settings.local_n_ctx,
+            n_threads=settings.local_n_threads,
+            contexts=settings.local_contexts,
         )
         model_id = MODEL_ID if settings.local_model_path is None else f"local:{Path(path).name}"
         return RoleModel(model, model_id, f"local GGUF {path}", exclusive=True)

@@ -1,0 +1,75 @@
+"""Per-role llama.cpp contexts over the one loaded embedded model (issue 18, prompt economy).
+
+Real model, short prompts: what is checked is where each call's KV prefix lives, read from llama.cpp's
+own count of prompt tokens it evaluated (LLMUsage.cached_tokens = sent minus evaluated).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from hopgraph.local_model import MODEL_ID, LocalLlamaChat
+from nodes.llm import LLMGateway, RoleModel
+
+pytestmark = pytest.mark.llm
+
+# Two roles whose prompts share nothing but the chat template's first tokens, as a decomposer's and a
+# judge's do; each long enough that a reused prefix is unmistakable.
+PROMPTS = {
+    "decomposer": [
+        SystemMessage("Split a question into the simpler questions it depends on. " * 8),
+        HumanMessage("Who directed the film that won Best Picture in 1998?"),
+    ],
+    "judge": [
+        SystemMessage("Decide whether the passage helps answer the question; reply Yes or No. " * 8),
+        HumanMessage("Passage: Paris is the capital of France. Question: capital of France?"),
+    ],
+    "generator": [
+        SystemMessage("Answer the question in a few words from what you know. " * 8),
+        HumanMessage("What is the capital of Italy?"),
+    ],
+}
+
+
+def gateway(gguf_path: Path, contexts: int) -> LLMGateway:
+    model = LocalLlamaChat(model_path=str(gguf_path), n_ctx=1024, contexts=contexts)
+    return LLMGateway({}, RoleModel(model, MODEL_ID, "local GGUF", exclusive=True))
+
+
+def run(llm: LLMGateway, roles: list[str]) -> list[tuple[str, int, int]]:
+    """(reply, prompt tokens, tokens reused) of each call, in order."""
+    calls = []
+    for role in roles:
+        reply = llm.complete(role, PROMPTS[role], max_tokens=3)
+        calls.append((reply.text, reply.usage["prompt_tokens"], reply.usage["cached_tokens"]))
+    return calls
+
+
+def test_each_role_keeps_its_prefix_in_its_own_context_and_answers_are_unchanged(gguf_path: Path) -> None:
+    order = ["decomposer", "judge", "decomposer", "judge"]
+    shared = run(gateway(gguf_path, contexts=1), order)
+    per_role = run(gateway(gguf_path, contexts=2), order)
+
+    # One context: each role's call evicted the other's prompt, so the repeats are evaluated afresh.
+    assert all(reused < 10 for _, _, reused in shared)
+    # A context per role: the repeat of a role finds its whole prompt still evaluated.
+    assert [reused == sent for _, sent, reused in per_role[2:]] == [True, True]
+    # Same prompts, greedy decoding: the same replies whichever context evaluated them.
+    assert [text for text, _, _ in per_role] == [text for text, _, _ in shared]
+
+
+def test_with_more_roles_than_contexts_the_least_recent_role_gives_its_context_up(gguf_path: Path) -> None:
+    calls = run(gateway(gguf_path, contexts=2), ["decomposer", "judge", "generator", "judge", "decomposer"])
+    _, _, judge_again = calls[3]
+    _, _, decomposer_again = calls[4]
+    assert judge_again == calls[3][1]  # the judge was used more recently than the decomposer: kept
+    assert decomposer_again < 10  # the generator took the decomposer's context
+
+
+def test_fewer_than_one_context_is_refused_with_the_setting_named(gguf_path: Path) -> None:
+    model = LocalLlamaChat(model_path=str(gguf_path), n_ctx=1024, contexts=0)
+    with pytest.raises(ValueError, match="local_contexts = 0"):
+        model.invoke(PROMPTS["judge"])
