@@ -8,7 +8,6 @@ interrupted assembly never leaves a truncated model that a later run would try t
 from __future__ import annotations
 
 import contextlib
-import copy
 import ctypes
 import importlib
 import os
@@ -99,14 +98,16 @@ def context_over(primary: Any) -> Any:
     llama.cpp keeps one KV cache per context, holding only the last prompt evaluated there; methods whose
     roles alternate (decompose, judge, read, decompose ...) evict each other's prefixes from a single
     context. llama-cpp-python's `Llama` loads its own model in `__init__`, so a context over a shared
-    model is a copy of `primary` given its own context, batch, token buffers and sampler state — every
+    model is `primary`'s attributes given its own context, batch, token buffers and sampler state — every
     attribute that `Llama.__init__` creates per context (llama-cpp-python 0.3.36, pinned in
     pyproject.toml). The model, its tokenizer and chat handlers are shared; `primary` must outlive it.
     """
     import numpy as np
     from llama_cpp import _internals
 
-    role_llama = copy.copy(primary)
+    # Not copy.copy: Llama's __getstate__ / __setstate__ re-run __init__, which loads the model again.
+    role_llama = object.__new__(type(primary))
+    role_llama.__dict__.update(primary.__dict__)
     stack = contextlib.ExitStack()
     role_llama._stack = stack
     role_llama._ctx = stack.enter_context(
