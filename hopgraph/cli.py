@@ -13,11 +13,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
 from hopgraph.cli_eval import RunParameters
 from hopgraph.cli_eval import register as register_eval_commands
-from hopgraph.progress import LoggedProgress
+from hopgraph.cli_train import register as register_train_commands
+from hopgraph.progress import stage_reporter, stages_bar
 from hopgraph.settings import Settings
 from stores.errors import HopgraphError
 from stores.extra_registry import EXTRAS
@@ -34,17 +34,6 @@ SAMPLE_QUESTION = (
 )
 
 
-def _progress() -> LoggedProgress:
-    return LoggedProgress(
-        TextColumn("{task.description:<10}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=False,
-    )
-
-
 def _index(
     path: Path | str,
     name: str,
@@ -54,15 +43,10 @@ def _index(
 ) -> None:
     from hopgraph.api import index_corpus
 
-    with _progress() as bar:
-        tasks: dict[str, Any] = {}
-
-        def report(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
-        result = index_corpus(path, name, settings, progress=report, method=method, extras=extras)
+    with stages_bar(err) as bar:
+        result = index_corpus(
+            path, name, settings, progress=stage_reporter(bar), method=method, extras=extras
+        )
     m = result.manifest
     with_extras = f", with {', '.join(m.extras)}" if m.extras else ""
     console.print(
@@ -218,7 +202,7 @@ def model() -> None:
     from hopgraph.local_model import ensure_gguf
 
     settings = Settings()
-    with _progress() as bar:
+    with stages_bar(err) as bar:
         task = bar.add_task("assemble", total=None)
         path = ensure_gguf(
             settings.models_path, lambda done, total: bar.update(task, completed=done, total=total)
@@ -245,6 +229,7 @@ def demo(
 
 
 register_eval_commands(app)
+register_train_commands(app)
 
 
 def main() -> None:
