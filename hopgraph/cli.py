@@ -101,6 +101,8 @@ def index(
 # `gathered` is a working set: the current sub-question's (ChainRAG, NaiveRAG w/ QD) or iteration's
 # (Iter-RetGen).
 _PASSAGE_KEYS = ("evidence", "gathered")
+# TreeHop's retrieval tree (one node a line) and its next queries (384 numbers each: only counted).
+_TREE_KEYS = ("tree", "frontier")
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
@@ -113,8 +115,15 @@ def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
                 f"  [green]hop {item['hop']}[/] {item['score']:.3f} [bold]{item['title'][:60]}[/] "
                 f"[dim]{item['id']}[/]\n    {item['text'][:160].strip()!r}"
             )
+    for node in update.get("tree", []):
+        console.print(
+            f"  [blue]{node['id']:<9}[/] hop {node['hop']} {node['score']:.3f} {node['status']:<11} "
+            f"[bold]{node['title'][:60]}[/] [dim]{node['chunk_id']}[/]"
+        )
+    if "frontier" in update:
+        console.print(f"  [yellow]frontier[/]: {len(update['frontier'])} query embedding(s) for the next hop")
     for key, value in update.items():
-        if key not in {*_PASSAGE_KEYS, "usage"}:
+        if key not in {*_PASSAGE_KEYS, *_TREE_KEYS, "usage"}:
             console.print(f"  [yellow]{key}[/]: {value}")
     for usage in update.get("usage", []):
         cached = " (response cache)" if usage["cache_hits"] else ""
