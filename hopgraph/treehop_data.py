@@ -15,7 +15,8 @@ reused), so the model learns on exactly the chunk vectors it will search.
   the question's own other paragraphs, which our loaders do not keep per question.
 - Evaluated questions: the first `EVALUATED[dataset]` questions of the file the harness evaluates by default
   (`hopgraph eval --limit N` reads the first N) are excluded by question text, whichever file they appear
-  in (MuSiQue's training file is the FlashRAG copy of the same dev questions).
+  in (MuSiQue's training file is the FlashRAG copy of 200 dev questions, 10 of which are among the 50 the
+  harness evaluates).
 - Held-out split: a question is held out when the SHA-256 of "dataset:question" falls in the first tenth,
   so the split never depends on file order or on which datasets a run uses.
 """
@@ -38,8 +39,8 @@ from stores.errors import HopgraphError
 
 #: Questions the harness evaluates by default, per dataset: the first N of its default file, never trained on.
 EVALUATED: dict[str, int] = {"multihop_rag": 300, "hotpotqa": 100, "2wikimultihopqa": 50, "musique": 50}
-#: The file each dataset's training questions come from (MuSiQue: the 200-question FlashRAG copy, whose
-#: first 50 are the evaluated questions of the default file, excluded by text).
+#: The file each dataset's training questions come from (MuSiQue: the 200-question FlashRAG copy; those of
+#: its questions the harness evaluates are excluded by text).
 TRAINING_FILES: dict[str, str] = {**DATASETS, "musique": "musique_dev_200.jsonl"}
 ORDERED_BY_DATASET = {"musique", "2wikimultihopqa"}
 COMPARISON_TYPES = {"comparison", "comparison_query", "null_query"}
