@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from graphs import treehop
+from hopgraph import cli
 from nodes.context import TreeHopContext
 from nodes.treehop import answer_passages, prune_layer, top_k_positions
 from nodes.treehop_model import ModelCard, TreeHopUpdate
@@ -178,3 +179,19 @@ def test_answer_passages_follow_the_order_the_context_asks_for() -> None:
 def test_hops_and_k_below_one_are_refused_naming_the_context_field(bad: dict[str, int]) -> None:
     with pytest.raises(ValueError, match=f"{next(iter(bad))}="):
         run(SCRIPT, **bad)
+
+
+def test_the_ask_trace_shows_the_tree_one_node_a_line_and_only_counts_the_frontier() -> None:
+    out, _, _ = run(SCRIPT)
+    with cli.console.capture() as captured:
+        cli._show_update(
+            "hop", {"tree": out["tree"][2:6], "frontier": [{"node": "2.1", "vector": [0.5] * 4}]}, 0.01
+        )
+    lines = captured.get().splitlines()
+    assert [line.split()[:5] for line in lines[1:5]] == [
+        ["1.1", "hop", "2", "0.950", "redundant"],
+        ["1.2", "hop", "2", "0.500", "layer_top_k"],
+        ["2.1", "hop", "2", "0.700", "expanded"],
+        ["2.2", "hop", "2", "0.650", "expanded"],
+    ]
+    assert "frontier: 1 query embedding(s)" in lines[5] and "0.5" not in lines[5]
