@@ -104,7 +104,9 @@ def gold_chunk_rows(example: QAExample, rows_of_doc: dict[str, list[tuple[int, C
     return list(rows.values())
 
 
-def _hop_order(dataset: str, rows: list[int], query: np.ndarray, pool: np.ndarray) -> list[int]:
+def hop_order(dataset: str, rows: list[int], query: np.ndarray, pool: np.ndarray) -> list[int]:
+    """Gold chunk rows in the order the hops should find them: the dataset's own where it states one, else
+    the chunk nearest the question first (the one a first retrieval finds) and the rest as given."""
     if dataset in ORDERED_BY_DATASET:
         return rows
     root = max(rows, key=lambda row: float(pool[row] @ query))
@@ -152,7 +154,7 @@ def dataset_paths(
     queries = embedder.embed([example.question for example, _ in usable]) if usable else np.zeros((0, 0))
     paths = []
     for (example, rows), query in zip(usable, queries, strict=True):
-        ordered = _hop_order(dataset, rows, query, pool)
+        ordered = hop_order(dataset, rows, query, pool)
         nearest = [int(row) for row in np.argsort(-(pool @ query)) if row not in ordered][
             :NEGATIVE_CANDIDATES
         ]

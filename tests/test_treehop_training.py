@@ -11,9 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hopgraph.treehop_data import HopPath, TrainingData
+from evals.datasets import GoldEvidence, QAExample
+from hopgraph.treehop_data import HopPath, TrainingData, gold_chunk_rows, hop_order, is_held_out
 from hopgraph.treehop_training import Recipe, TrainingRecord, train
 from nodes.treehop_model import load_checkpoint
+from stores.chunking import Chunk
 from tests.conftest import SHARED_DATA
 
 DIMENSION = 16
@@ -104,3 +106,35 @@ def test_an_unknown_dataset_is_refused_with_the_known_ones(cli_env: dict[str, st
     command = [*train_command(tmp_path / "x.pt"), "--dataset", "squad"]
     done = subprocess.run(command, env=cli_env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "squad" in done.stderr and "multihop_rag" in done.stderr
+
+
+def example_with(evidence: list[GoldEvidence]) -> QAExample:
+    return QAExample("q1", "hotpotqa", "Q?", ("a",), tuple(evidence), "bridge", 2, (), True)
+
+
+def test_each_gold_document_gives_the_chunk_holding_its_first_evidence_in_evidence_order() -> None:
+    def chunk(doc: str, start: int, end: int) -> Chunk:
+        return Chunk(id=f"{doc}#{start}", doc_id=doc, title=doc, text="x" * (end - start), position=0,
+                     char_start=start, char_end=end)  # fmt: skip
+
+    rows_of_doc = {"B": [(0, chunk("B", 0, 100)), (1, chunk("B", 90, 200))], "A": [(2, chunk("A", 0, 50))]}
+    evidence = [
+        GoldEvidence("B", "B", "fact", 150, 160),  # in B's second chunk only
+        GoldEvidence("B", "B", "other", 10, 20),  # B's later evidence: B is already on the path
+        GoldEvidence("A", "A", "fact", None, None),  # not located: A's first chunk
+        GoldEvidence("Z", "Z", "unindexed", 0, 5),  # a document the index does not hold
+    ]
+    assert gold_chunk_rows(example_with(evidence), rows_of_doc) == [1, 2]
+
+
+def test_unordered_datasets_start_the_path_at_the_gold_chunk_nearest_the_question() -> None:
+    pool = np.eye(3, dtype=np.float32)
+    query = np.array([0.1, 0.2, 0.9], dtype=np.float32)
+    assert hop_order("hotpotqa", [0, 1, 2], query, pool) == [2, 0, 1]
+    assert hop_order("musique", [0, 1, 2], query, pool) == [0, 1, 2]  # its decomposition's order
+
+
+def test_the_held_out_tenth_depends_on_dataset_and_question_only() -> None:
+    held = [is_held_out("hotpotqa", f"question {i}") for i in range(2000)]
+    assert 150 < sum(held) < 250
+    assert held == [is_held_out("hotpotqa", f"question {i}") for i in range(2000)]
