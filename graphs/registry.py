@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from langgraph.graph import StateGraph
 
-from graphs import chainrag, decomposition, ircot, iter_retgen, multimeta, naive, naive_qd, resp
+from graphs import chainrag, decomposition, ircot, iter_retgen, multimeta, naive, naive_qd, resp, treehop
 from nodes.protocols import GraphServices
 from stores.errors import HopgraphError
 
@@ -21,6 +21,7 @@ METHODS: dict[str, Builder] = {
     "iter_retgen": iter_retgen.build,
     "resp": resp.build,
     "multimeta": multimeta.build,
+    "treehop": treehop.build,
 }
 
 # The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index

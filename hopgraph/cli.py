@@ -13,11 +13,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
 from hopgraph.cli_eval import RunParameters
 from hopgraph.cli_eval import register as register_eval_commands
-from hopgraph.progress import LoggedProgress
+from hopgraph.cli_train import register as register_train_commands
+from hopgraph.progress import stage_reporter, stages_bar
 from hopgraph.settings import Settings
 from stores.errors import HopgraphError
 from stores.extra_registry import EXTRAS
@@ -34,17 +34,6 @@ SAMPLE_QUESTION = (
 )
 
 
-def _progress() -> LoggedProgress:
-    return LoggedProgress(
-        TextColumn("{task.description:<10}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=False,
-    )
-
-
 def _index(
     path: Path | str,
     name: str,
@@ -54,15 +43,10 @@ def _index(
 ) -> None:
     from hopgraph.api import index_corpus
 
-    with _progress() as bar:
-        tasks: dict[str, Any] = {}
-
-        def report(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
-        result = index_corpus(path, name, settings, progress=report, method=method, extras=extras)
+    with stages_bar(err) as bar:
+        result = index_corpus(
+            path, name, settings, progress=stage_reporter(bar), method=method, extras=extras
+        )
     m = result.manifest
     with_extras = f", with {', '.join(m.extras)}" if m.extras else ""
     console.print(
@@ -117,6 +101,8 @@ def index(
 # `gathered` is a working set: the current sub-question's (ChainRAG, NaiveRAG w/ QD) or iteration's
 # (Iter-RetGen).
 _PASSAGE_KEYS = ("evidence", "gathered")
+# TreeHop's retrieval tree (one node a line) and its next queries (384 numbers each: only counted).
+_TREE_KEYS = ("tree", "frontier")
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
@@ -129,8 +115,15 @@ def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
                 f"  [green]hop {item['hop']}[/] {item['score']:.3f} [bold]{item['title'][:60]}[/] "
                 f"[dim]{item['id']}[/]\n    {item['text'][:160].strip()!r}"
             )
+    for node in update.get("tree", []):
+        console.print(
+            f"  [blue]{node['id']:<9}[/] hop {node['hop']} {node['score']:.3f} {node['status']:<11} "
+            f"[bold]{node['title'][:60]}[/] [dim]{node['chunk_id']}[/]"
+        )
+    if "frontier" in update:
+        console.print(f"  [yellow]frontier[/]: {len(update['frontier'])} query embedding(s) for the next hop")
     for key, value in update.items():
-        if key not in {*_PASSAGE_KEYS, "usage"}:
+        if key not in {*_PASSAGE_KEYS, *_TREE_KEYS, "usage"}:
             console.print(f"  [yellow]{key}[/]: {value}")
     for usage in update.get("usage", []):
         cached = " (response cache)" if usage["cache_hits"] else ""
@@ -218,7 +211,7 @@ def model() -> None:
     from hopgraph.local_model import ensure_gguf
 
     settings = Settings()
-    with _progress() as bar:
+    with stages_bar(err) as bar:
         task = bar.add_task("assemble", total=None)
         path = ensure_gguf(
             settings.models_path, lambda done, total: bar.update(task, completed=done, total=total)
@@ -245,6 +238,7 @@ def demo(
 
 
 register_eval_commands(app)
+register_train_commands(app)
 
 
 def main() -> None:

@@ -7,10 +7,19 @@ display writes one plain line each time a task passes another tenth of its total
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
-from rich.progress import Progress, ProgressColumn, TaskID
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 
 TENTHS = 10
 
@@ -41,3 +50,27 @@ class LoggedProgress(Progress):
         line = f"{task.description} {int(task.completed)}/{int(task.total)}, {elapsed or 0.0:.0f} s"
         # soft_wrap: one log line per update, however long the scores, not wrapped at 80 columns
         self.console.print(f"{line} · {scores}" if scores else line, soft_wrap=True)
+
+
+def stages_bar(console: Console) -> LoggedProgress:
+    """One bar per stage of a long command (indexing, training), each with its count and time left."""
+    return LoggedProgress(
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def stage_reporter(bar: Progress) -> Callable[[str, int, int], None]:
+    """A `(stage, done, total)` callback drawing each stage it is told of on its own bar of `bar`."""
+    tasks: dict[str, TaskID] = {}
+
+    def report(stage: str, done: int, total: int) -> None:
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done, total=total)
+
+    return report

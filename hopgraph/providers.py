@@ -18,6 +18,7 @@ from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
 from hopgraph.settings import RoleSettings, Settings
 from nodes.llm import LLMGateway, ResponseCache, RoleModel
 from nodes.protocols import Reranker
+from nodes.treehop_model import TreeHopUpdate, load_checkpoint
 from stores.bm25 import BM25Index, reciprocal_rank_fusion
 from stores.chroma import ChromaServer
 from stores.errors import HopgraphError
@@ -28,6 +29,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 EMBEDDED_EMBEDDING = "all-MiniLM-L6-v2"
+SHIPPED_TREEHOP = Path(__file__).parent / "checkpoints" / "treehop.pt"
+"""TreeHop's default update, trained by `hopgraph train treehop` for EMBEDDED_EMBEDDING (see its .json)."""
 
 
 class ConfigError(HopgraphError):
@@ -318,6 +321,15 @@ class Services:
             ResponseCache(self.settings.data_dir / "llm_cache.sqlite") if self.settings.llm_cache else None
         )
         return LLMGateway(roles, default, cache)
+
+    def treehop_model(self, checkpoint: str) -> TreeHopUpdate:
+        """TreeHop's update from `checkpoint`, or (empty) the configured default: `treehop_checkpoint`, else
+        the one shipped with the package. Loaded once per path; an embedder mismatch is a CheckpointError."""
+        path = Path(checkpoint) if checkpoint else (self.settings.treehop_checkpoint or SHIPPED_TREEHOP)
+        embedder = self.embedder
+        return self._shared(
+            f"treehop:{path.resolve()}", lambda: load_checkpoint(path, embedder.name, embedder.dimension)
+        )
 
     @property
     def nlp(self) -> Any:

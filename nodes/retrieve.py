@@ -3,8 +3,9 @@
 One node serves every method that retrieves chunks; a graph builds it with where its query comes from and
 which retrieval round (hop) the hits count as. NaiveRAG uses the defaults (the question, hop 1); IR-CoT
 retrieves with its last chain-of-thought sentence, Iter-RetGen with the question and its last generation,
-ReSP and decomposition branches with a sub-question, each at its own hop; TreeHop searches with query
-vectors it computes, Multi-Meta-RAG with a metadata filter it extracted.
+ReSP and decomposition branches with a sub-question, each at its own hop; Multi-Meta-RAG with a metadata
+filter it extracted. (TreeHop searches the same index by vector from its own hop node, all of a hop's
+branches in one query: `ChunkIndex.search_by_vectors`.)
 """
 
 from __future__ import annotations

@@ -120,10 +120,12 @@ class Manifest:
 
 @dataclass(frozen=True)
 class Hit:
-    """A retrieved chunk with its score (cosine similarity, BM25 score or RRF score, by search mode)."""
+    """A retrieved chunk with its score (cosine similarity, BM25 score or RRF score, by search mode), and
+    its stored embedding when the search was asked for it (`search_by_vectors(..., with_vectors=True)`)."""
 
     chunk: Chunk
     score: float
+    vector: np.ndarray | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -257,23 +259,55 @@ class ChunkIndex:
         hop to hop, with no text to embed). The vector must come from this index's embedding model
         (`manifest.embedding_model`). Dense only: BM25 has no words to match. `where` as in `search`.
         """
-        if k <= 0:
-            return []
+        return self.search_by_vectors(np.asarray(vector, dtype=np.float32).reshape(1, -1), k, where)[0]
+
+    def search_by_vectors(
+        self,
+        vectors: np.ndarray,
+        k: int,
+        where: dict[str, Any] | None = None,
+        *,
+        with_vectors: bool = False,
+    ) -> list[list[Hit]]:
+        """The `k` nearest chunks of each row of `vectors`, best first, in one Chroma query.
+
+        One query for all rows because a tree search asks for many at once (TreeHop: one per branch), and
+        each query has a fixed cost. `with_vectors` also returns each hit's stored embedding, which a
+        method that computes the next query from the chunk needs (TreeHop), without a second lookup.
+        """
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[1] != self.manifest.dimension:
+            raise ValueError(
+                f"query vectors of index {self.manifest.name!r} must be rows of {self.manifest.dimension} "
+                f"numbers ({self.manifest.embedding_model}); got shape {matrix.shape}"
+            )
+        if k <= 0 or len(matrix) == 0:
+            return [[] for _ in matrix]
+        include = ["documents", "metadatas", "distances", *(["embeddings"] if with_vectors else [])]
         result = self._collection.query(
-            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
+            query_embeddings=matrix,
             n_results=min(k, self.manifest.chunks),
             where=where or None,
-            include=["documents", "metadatas", "distances"],
+            include=include,
         )
         return [
-            Hit(_chunk_from_chroma(chunk_id, text, dict(meta)), 1.0 - float(distance))
-            for chunk_id, text, meta, distance in zip(
-                result["ids"][0],
-                result["documents"][0],
-                result["metadatas"][0],
-                result["distances"][0],
-                strict=True,
-            )
+            [
+                Hit(
+                    _chunk_from_chroma(chunk_id, text, dict(meta)),
+                    1.0 - float(distance),
+                    np.asarray(result["embeddings"][row][rank], dtype=np.float32) if with_vectors else None,
+                )
+                for rank, (chunk_id, text, meta, distance) in enumerate(
+                    zip(
+                        result["ids"][row],
+                        result["documents"][row],
+                        result["metadatas"][row],
+                        result["distances"][row],
+                        strict=True,
+                    )
+                )
+            ]
+            for row in range(len(matrix))
         ]
 
     def _dense(self, query: str, k: int, where: dict[str, Any] | None) -> list[Hit]:

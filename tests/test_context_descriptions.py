@@ -13,7 +13,9 @@ import pytest
 
 from graphs.registry import METHODS
 
-NO_SERVICES = SimpleNamespace(llm=None, indexes=None, embedder=None, reranker=None, nlp=None)
+NO_SERVICES = SimpleNamespace(
+    llm=None, indexes=None, embedder=None, reranker=None, nlp=None, treehop_model=None
+)
 """Builders only hand services to node constructors, so a graph compiles (for its schema) without them."""
 
 

@@ -1,0 +1,199 @@
+"""TreeHop's retrieval, LLM-free: hop-conditioned precision / recall / F1 at hops 1-5 beside seed 004's
+Table 4, Recall@5 after 2 and 3 hops beside the TreeHop paper's, and latency per query without the encoder.
+
+    .venv/bin/python -m benchmarks.treehop [--dataset multihop_rag] [--limit 300] [--types inference_query]
+        [--variant NAME=CHECKPOINT ...]
+
+Each question runs the `treehop` graph up to its reader (an interrupt before `generate`), with K = 5 and
+5 hops, once per variant: `delta` (q - c, no learned gate: the ablation), `shipped` (the checkpoint in the
+package) and any `--variant NAME=PATH` (e.g. a `simple` checkpoint). "Recall@5 after h hops" is the
+recall of every chunk kept in hops 1..h (5 per hop, so about 5h chunks: the average is printed), as the
+TreeHop paper counts it; hop 1 alone is direct dense top-5. `dense top-n` is plain dense retrieval of the
+question with as many chunks as the tree kept, the fair baseline for a larger budget.
+
+Latency: from the end of the `embed` node (the encoder) to the end of hop 3 (and hop 2), through the
+compiled graph, so it includes the vector queries, the update and LangGraph's own step overhead.
+
+The questions are the first `--limit` of the dataset's dev file: those the harness evaluates, which the
+trainer never trains on (hopgraph.treehop_data.EVALUATED). The unit retrieved is our index's 256-token
+chunk; the original embeds whole MultiHop-RAG articles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+from langgraph.checkpoint.memory import InMemorySaver
+
+from evals.datasets import DATASETS, QAExample, load_benchmark
+from evals.metrics import hop_prf, macro_by_hop, recall_at_k
+from evals.runner import evidence_spans
+from graphs import treehop
+from hopgraph import Settings, index_corpus, services_for
+from hopgraph.evaluate import index_name
+from nodes.context import TreeHopContext
+from nodes.retrieve import search_evidence
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+HOPS = 5
+K = 5
+# Seed 004, Table 4 (the public TreeHop code and checkpoint, BGE-m3, whole articles, MultiHop-RAG dev)
+SEED_TABLE_4 = {1: (0.3115, 0.4860, 0.3797), 2: (0.1836, 0.5728, 0.2781), 3: (0.1299, 0.6080, 0.2141),
+                4: (0.0985, 0.6149, 0.1698), 5: (0.0793, 0.6184, 0.1405)}  # fmt: skip
+# The TreeHop paper, MultiHop-RAG Recall@5: direct retrieval 48.6, TreeHop 2 hops 57.9, 3 hops 61.1
+PAPER_RECALL = {1: 48.6, 2: 57.9, 3: 61.1}
+
+
+class TimedIndexes:
+    """The real indexes, with the seconds of every vector query kept: the share of the latency that is
+    Chroma's."""
+
+    def __init__(self, indexes: Any) -> None:
+        self.indexes = indexes
+        self.seconds: list[float] = []
+
+    def open(self, name: str) -> Any:
+        index, timed = self.indexes.open(name), self
+
+        class Timed:
+            def __getattr__(self, attr: str) -> Any:
+                return getattr(index, attr)
+
+            def search_by_vectors(self, *args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                hits = index.search_by_vectors(*args, **kwargs)
+                timed.seconds.append(time.perf_counter() - started)
+                return hits
+
+        return Timed()
+
+
+def run_variant(
+    graph: Any, timed: TimedIndexes, questions: list[QAExample], label: str, context: TreeHopContext
+) -> dict[str, Any]:
+    """Per question: evidence by hop, the seconds from the encoder's end to each hop's end and those of the
+    vector queries within them (one thread per variant and question: a thread holds one run's state)."""
+    per_hop: list[list[list[Any]]] = []
+    latency: dict[int, list[float]] = {2: [], 3: []}
+    chroma: dict[int, list[float]] = {2: [], 3: []}
+    for n, example in enumerate(questions):
+        config = {"configurable": {"thread_id": f"{label}-{n}"}}
+        embedded_at, hop_ends = 0.0, []
+        timed.seconds.clear()
+        for update in graph.stream(
+            {"question": example.question}, config, context=context, stream_mode="updates"
+        ):
+            if "embed" in update:
+                embedded_at = time.perf_counter()
+            elif "hop" in update:
+                hop_ends.append(time.perf_counter() - embedded_at)
+        for hops in latency:
+            if len(hop_ends) >= hops:
+                latency[hops].append(hop_ends[hops - 1])
+                chroma[hops].append(sum(timed.seconds[:hops]))
+        evidence = graph.get_state(config).values.get("evidence", [])
+        per_hop.append(
+            [evidence_spans([e for e in evidence if e["hop"] == hop]) for hop in range(1, HOPS + 1)]
+        )
+    return {"per_hop": per_hop, "latency": latency, "chroma": chroma}
+
+
+def milliseconds(seconds: list[float]) -> str:
+    return f"{1000 * statistics.mean(seconds):.1f} / {1000 * statistics.median(seconds):.1f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", default="multihop_rag", choices=["multihop_rag", "musique"])
+    parser.add_argument("--limit", type=int, default=300, help="the first N dev questions (default 300)")
+    parser.add_argument("--types", default="inference_query", help="question types kept (MultiHop-RAG)")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=CHECKPOINT")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+
+    settings = Settings()
+    bench = load_benchmark(args.dataset, DATA / args.dataset / DATASETS[args.dataset], args.limit)
+    wanted = set(args.types.split(",")) if args.dataset == "multihop_rag" else None
+    questions = [q for q in bench.examples if q.evidence and (wanted is None or q.question_type in wanted)]
+    name = index_name(bench)
+    built = index_corpus(bench.corpus, name, settings)
+    print(f"{args.dataset}: {len(questions)} questions of the first {args.limit}; index {name}: "
+          f"{built.status}, {built.manifest.chunks} chunks of 256 tokens")  # fmt: skip
+    services = services_for(settings)
+    timed = TimedIndexes(services.indexes)
+    # the reader never runs (the graph stops before it), so no LLM is loaded
+    llm_free = SimpleNamespace(
+        llm=None, indexes=timed, embedder=services.embedder, treehop_model=services.treehop_model
+    )
+    graph = treehop.build(llm_free).compile(checkpointer=InMemorySaver(), interrupt_before=["generate"])
+    variants = {"delta": TreeHopContext(index=name, top_k=K, hops=HOPS, update="delta"),
+                "shipped": TreeHopContext(index=name, top_k=K, hops=HOPS)}  # fmt: skip
+    for given in args.variant:
+        label, _, path = given.partition("=")
+        variants[label] = TreeHopContext(index=name, top_k=K, hops=HOPS, checkpoint=path)
+
+    index = services.indexes.open(name)
+    results = {
+        label: run_variant(graph, timed, questions, label, context) for label, context in variants.items()
+    }
+    gold = [q.evidence for q in questions]
+
+    print("\nhop-conditioned precision / recall / F1 (macro over questions)")
+    print("| variant | " + " | ".join(f"hop {h}" for h in range(1, HOPS + 1)) + " |\n|---|" + "---|" * HOPS)
+    for label, result in results.items():
+        curves = [hop_prf(g, hops) for g, hops in zip(gold, result["per_hop"], strict=True)]
+        cells = [f"{p:.3f} / {r:.3f} / {f:.3f}" for _, p, r, f in macro_by_hop(curves, HOPS)]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    published = args.dataset == "multihop_rag"  # the papers' numbers are MultiHop-RAG's
+    if published:
+        seed_cells = [" / ".join(f"{v:.3f}" for v in SEED_TABLE_4[h]) for h in range(1, HOPS + 1)]
+        print("| seed 004 (BGE-m3, articles) | " + " | ".join(seed_cells) + " |")
+
+    print(
+        "\nRecall@5 after h hops (kept chunks of hops 1..h), average chunks kept, and dense top-n at that n"
+    )
+    print("| variant | h = 1 | h = 2 | h = 3 |\n|---|---|---|---|")
+    budgets: dict[int, float] = {}
+    for label, result in results.items():
+        cells = []
+        for hops in (1, 2, 3):
+            kept = [[span for hop in q[:hops] for span in hop] for q in result["per_hop"]]
+            found = [
+                recall_at_k(g, spans, max(len(spans), 1)) or 0.0 for g, spans in zip(gold, kept, strict=True)
+            ]
+            budgets[hops] = statistics.mean(len(spans) for spans in kept)
+            cells.append(f"{100 * statistics.mean(found):.1f} ({budgets[hops]:.1f} chunks)")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    dense_cells = []
+    for hops in (1, 2, 3):
+        n = round(budgets[hops])
+        dense = [
+            recall_at_k(q.evidence, evidence_spans(search_evidence(index, q.question, n, 1, mode="dense")), n)
+            or 0.0
+            for q in questions
+        ]
+        dense_cells.append(f"{100 * statistics.mean(dense):.1f} (top {n})")
+    print("| dense, same number of chunks | " + " | ".join(dense_cells) + " |")
+    if published:
+        print(
+            "| TreeHop paper (BGE-m3, articles) | "
+            + " | ".join(f"{PAPER_RECALL[h]:.1f}" for h in (1, 2, 3))
+            + " |"
+        )
+
+    print("\nlatency per query without the encoder (graph steps: vector queries, update, LangGraph), ms")
+    print("| variant | 2 hops mean / p50 | in vector queries | 3 hops mean / p50 | in vector queries |")
+    print("|---|---|---|---|---|")
+    for label, result in results.items():
+        cells = [milliseconds(result[part][hops]) for hops in (2, 3) for part in ("latency", "chroma")]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

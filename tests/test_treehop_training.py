@@ -1,0 +1,140 @@
+"""TreeHop's trainer: a few steps on a tiny synthetic set reduce the loss, the record and the float16
+checkpoint are written as the JSON says; then the command itself on a small subset of the dev data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evals.datasets import GoldEvidence, QAExample
+from hopgraph.treehop_data import HopPath, TrainingData, gold_chunk_rows, hop_order, is_held_out
+from hopgraph.treehop_training import Recipe, TrainingRecord, train
+from nodes.treehop_model import load_checkpoint
+from stores.chunking import Chunk
+from tests.conftest import SHARED_DATA
+
+DIMENSION = 16
+
+
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def synthetic_data(paths: int = 60) -> TrainingData:
+    """Two-hop paths whose second chunk is a fixed linear function of the first: learnable by the gate,
+    not by the delta rule alone."""
+    rng = np.random.default_rng(0)
+    mixing = rng.normal(size=(DIMENSION, DIMENSION))
+    queries = unit_rows(rng.normal(size=(paths, DIMENSION)))
+    first = unit_rows(queries + 0.3 * rng.normal(size=(paths, DIMENSION)))
+    second = unit_rows(first @ mixing)
+    pool = np.concatenate([first, second])
+    made = [
+        HopPath(
+            dataset="synthetic",
+            question=f"q{i}",
+            query=queries[i],
+            chunks=np.stack([first[i], second[i]]),
+            negatives=unit_rows(rng.normal(size=(1, 5, DIMENSION))),
+            pool_rows=(i, paths + i),
+            held_out=i % 10 == 0,
+        )
+        for i in range(paths)
+    ]
+    return TrainingData(made, {"synthetic": pool}, {"synthetic": {"paths": paths}})
+
+
+def train_command(out: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "hopgraph",
+        "train",
+        "treehop",
+        "--data",
+        str(SHARED_DATA),
+        "--out",
+        str(out),
+    ]
+
+
+def empty_record() -> TrainingRecord:
+    return TrainingRecord("test", "synthetic", ["synthetic"], {}, {}, 54, 6)
+
+
+@pytest.mark.parametrize("variant", ["simple", "full"])
+def test_a_few_steps_reduce_the_loss_and_the_record_says_so(tmp_path: Path, variant: str) -> None:
+    out = tmp_path / "treehop.pt"
+    recipe = Recipe(variant=variant, epochs=8, batch_size=16, learning_rate=3e-3, recall_k=5)
+    record = train(synthetic_data(), recipe, out, empty_record(), "test-embedder", report=lambda _: None)
+
+    losses = [epoch.train_loss for epoch in record.epochs]
+    assert losses[-1] < 0.8 * losses[0], losses
+    saved = json.loads(out.with_suffix(".json").read_text())
+    assert [epoch["train_loss"] for epoch in saved["epochs"]] == losses
+    assert saved["recipe"]["variant"] == variant and saved["checkpoint_bytes"] == out.stat().st_size
+    best = record.epochs[record.best_epoch - 1].held_out_recall
+    assert best == max(epoch.held_out_recall for epoch in record.epochs)
+    assert abs(record.float16_held_out_recall - best) <= 0.1  # float16 keeps the held-out numbers
+    assert load_checkpoint(out, "test-embedder", DIMENSION).card.variant == variant
+
+
+def test_the_command_trains_on_a_small_subset_of_the_dev_data(
+    tmp_path: Path, cli_env: dict[str, str]
+) -> None:
+    out = tmp_path / "subset.pt"
+    options = ["--dataset", "musique", "--limit", "60", "--epochs", "4", "--learning-rate", "1e-3"]
+    command = [*train_command(out), *options]
+    done = subprocess.run(command, env=cli_env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+
+    record = json.loads(out.with_suffix(".json").read_text())
+    # the 10 of these 200 questions that are among the 50 the harness evaluates are never trained on
+    assert record["counts"]["musique"]["evaluated"] == 10
+    assert record["train_paths"] + record["held_out_paths"] == 60
+    losses = [epoch["train_loss"] for epoch in record["epochs"]]
+    assert losses[-1] < losses[0], losses
+    assert "held-out Recall@5" in done.stderr + done.stdout
+
+
+def test_an_unknown_dataset_is_refused_with_the_known_ones(cli_env: dict[str, str], tmp_path: Path) -> None:
+    command = [*train_command(tmp_path / "x.pt"), "--dataset", "squad"]
+    done = subprocess.run(command, env=cli_env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "squad" in done.stderr and "multihop_rag" in done.stderr
+
+
+def example_with(evidence: list[GoldEvidence]) -> QAExample:
+    return QAExample("q1", "hotpotqa", "Q?", ("a",), tuple(evidence), "bridge", 2, (), True)
+
+
+def test_each_gold_document_gives_the_chunk_holding_its_first_evidence_in_evidence_order() -> None:
+    def chunk(doc: str, start: int, end: int) -> Chunk:
+        return Chunk(id=f"{doc}#{start}", doc_id=doc, title=doc, text="x" * (end - start), position=0,
+                     char_start=start, char_end=end)  # fmt: skip
+
+    rows_of_doc = {"B": [(0, chunk("B", 0, 100)), (1, chunk("B", 90, 200))], "A": [(2, chunk("A", 0, 50))]}
+    evidence = [
+        GoldEvidence("B", "B", "fact", 150, 160),  # in B's second chunk only
+        GoldEvidence("B", "B", "other", 10, 20),  # B's later evidence: B is already on the path
+        GoldEvidence("A", "A", "fact", None, None),  # not located: A's first chunk
+        GoldEvidence("Z", "Z", "unindexed", 0, 5),  # a document the index does not hold
+    ]
+    assert gold_chunk_rows(example_with(evidence), rows_of_doc) == [1, 2]
+
+
+def test_unordered_datasets_start_the_path_at_the_gold_chunk_nearest_the_question() -> None:
+    pool = np.eye(3, dtype=np.float32)
+    query = np.array([0.1, 0.2, 0.9], dtype=np.float32)
+    assert hop_order("hotpotqa", [0, 1, 2], query, pool) == [2, 0, 1]
+    assert hop_order("musique", [0, 1, 2], query, pool) == [0, 1, 2]  # its decomposition's order
+
+
+def test_the_held_out_tenth_depends_on_dataset_and_question_only() -> None:
+    held = [is_held_out("hotpotqa", f"question {i}") for i in range(2000)]
+    assert 150 < sum(held) < 250
+    assert held == [is_held_out("hotpotqa", f"question {i}") for i in range(2000)]
