@@ -73,9 +73,7 @@ def main() -> None:
     print(f"index {name}: {built.status}, {built.manifest.chunks} chunks")
     services = services_for(settings)
     index = services.indexes.open(name)
-    graph = decomposition.build(services).compile(
-        checkpointer=InMemorySaver(), interrupt_before=["generate"]
-    )
+    graph = decomposition.build(services).compile(checkpointer=InMemorySaver(), interrupt_before=["generate"])
     questions: list[QAExample] = [q for q in bench.examples if q.evidence]
     print(f"{len(questions)} of the first {args.limit} queries have gold evidence (the others are null)")
 
@@ -113,13 +111,15 @@ def main() -> None:
         print("| retrieval | " + " | ".join(PRF) + " |\n|---|---|---|---|")
         print(f"| decomposition, N = {n} | " + " | ".join(interval([s[j] for s in ours]) for j in range(3)))
         print("| NaiveRAG, same passages | " + " | ".join(interval([s[j] for s in naive]) for j in range(3)))
-        print("| decomposition - NaiveRAG (paired) | " + " | ".join(
-            difference([s[j] for s in ours], [s[j] for s in naive]) for j in range(3)
-        ))
+        print(
+            "| decomposition - NaiveRAG (paired) | "
+            + " | ".join(difference([s[j] for s in ours], [s[j] for s in naive]) for j in range(3))
+        )
         print(f"| seed 004, N = {n} | " + " | ".join(f"{v:.3f}" for v in SEED.get(n, (float("nan"),) * 3)))
-        print("by hop r (P / R / F1): " + "; ".join(
-            f"r={r}: {p:.3f} / {rc:.3f} / {f:.3f}" for r, p, rc, f in macro_by_hop(curves, n)
-        ))
+        print(
+            "by hop r (P / R / F1): "
+            + "; ".join(f"r={r}: {p:.3f} / {rc:.3f} / {f:.3f}" for r, p, rc, f in macro_by_hop(curves, n))
+        )
         bars[f"decomposition N={n}"] = {m: sum(s[j] for s in ours) / len(ours) for j, m in enumerate(PRF)}
         bars[f"NaiveRAG, N={n}'s passages"] = {
             m: sum(s[j] for s in naive) / len(naive) for j, m in enumerate(PRF)
