@@ -1,11 +1,12 @@
 """A persisted BM25 index over chunk texts (IR-CoT retrieves with it; hybrid search fuses it with Chroma).
 
 Scoring is bm25s's: its term-by-document score matrix is sparse, so a query costs the postings of its own
-words (about 1 ms over MultiHop-RAG's 6,532 chunks, against 200 ms for rank-bm25, which scores every
-document in Python; benchmarks/retrieval_overhead.py). Its "robertson" variant is the Okapi formula
-rank-bm25's BM25Okapi computes, up to the constant factor k1 + 1, so rankings are the same except for words
-found in more than half of the texts: rank-bm25 floors their negative idf at a quarter of the average idf,
-bm25s at zero.
+words (a bm25 search of MultiHop-RAG's 6,532 chunks takes 1.9 ms against 128 ms with rank-bm25, which
+scores every document in Python; benchmarks/retrieval_overhead.py). Indexing stays per-document Python,
+and on a hundred texts (the hybrid reranker's candidates) it is slower than rank-bm25's, 12 ms against 7.
+Its "robertson" variant is the Okapi formula rank-bm25's BM25Okapi computes, up to the constant factor
+k1 + 1, so rankings are the same except for words found in more than half of the texts: rank-bm25 floors
+their negative idf at a quarter of the average idf, bm25s at zero.
 
 Only the tokenized corpus and the ids are saved, as gzip JSON: the statistics are cheap to recompute on
 load, and JSON (unlike pickle) is safe to open from an untrusted index folder and does not break when the
