@@ -39,6 +39,7 @@ from nodes.sentence_retrieval import ExpandSentences, SeedSentences
 from stores.bm25 import tokenize
 from stores.chunking import Chunk
 from stores.index import ChunkIndex, IndexParams, IndexStore
+from stores.protocols import Embedder
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
 TOP_K = RetrievalContext.top_k  # NaiveRAG's 5
@@ -52,11 +53,11 @@ class PrecomputedQueries:
     An unknown text is an error rather than a silent model call, which would be timed as retrieval.
     """
 
-    def __init__(self, embedder: object, texts: Sequence[str]) -> None:
-        self.name: str = embedder.name  # type: ignore[attr-defined]
-        self.dimension: int = embedder.dimension  # type: ignore[attr-defined]
+    def __init__(self, embedder: Embedder, texts: Sequence[str]) -> None:
+        self.name = embedder.name
+        self.dimension = embedder.dimension
         unique = list(dict.fromkeys(texts))
-        vectors = np.asarray(embedder.embed(unique), dtype=np.float32)  # type: ignore[attr-defined]
+        vectors = np.asarray(embedder.embed(unique), dtype=np.float32)
         self._vectors = dict(zip(unique, vectors, strict=True))
 
     def embed(self, texts: list[str]) -> np.ndarray:
