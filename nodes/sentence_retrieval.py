@@ -49,7 +49,7 @@ class SeedSentences:
             return {"gathered": gathered, "stop": STOP_NO_GRAPH}
         graph = index.extra("sentence_graph")
         ids = [sentence_id for sentence_id, _ in graph.candidates(state["query"], ctx.candidates)]
-        candidates = graph.sentences(ids)
+        candidates = graph.spans(ids)
         scores = self.reranker.score(state["query"], [s.text for s in candidates], graph.embeddings(ids))
         best = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)[: ctx.top_k]
         return {"gathered": [evidence_from(candidates[i], score, hop) for score, i in best]}
@@ -71,7 +71,7 @@ class ExpandSentences:
         similarity = graph.embeddings(neighbours) @ self.embedder.embed([state["query"]])[0]
         words, hop = word_count(gathered), state.get("step", 0) + 1
         for i in np.argsort(-similarity, kind="stable"):
-            sentence = graph.sentence(neighbours[i])
+            sentence = graph.spans([neighbours[i]])[0]
             if words + len(sentence.text.split()) > ctx.word_limit:
                 return {"gathered": gathered, "expansions": expansions, "stop": STOP_WORD_LIMIT}
             words += len(sentence.text.split())

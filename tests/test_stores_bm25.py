@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rank_bm25 import BM25Okapi
 
-from stores.bm25 import BM25Index, reciprocal_rank_fusion, tokenize
+from stores.bm25 import K1, BM25Index, reciprocal_rank_fusion, tokenize
 
 IDS = ["volcano", "bees", "espresso", "glacier"]
 TEXTS = [
@@ -42,8 +43,7 @@ def test_only_positive_scores_and_empty_queries() -> None:
 
 
 def test_ties_break_by_index_order() -> None:
-    # BM25Okapi gives a term found in half the texts or more a non-positive idf, so the tied texts
-    # are a minority of this corpus.
+    # A term found in half the texts or more has no positive idf, so the tied texts are a minority.
     texts = [f"filler text number {i}" for i in range(8)]
     for i in (5, 2, 3):
         texts[i] = "shared term"
@@ -71,6 +71,48 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     for query in ("volcanic ash Europe", "hot coffee", "glacier ice 2022"):
         assert loaded.search(query, k=4) == index.search(query, k=4)
     assert len(loaded) == 4
+
+
+# No word of these is in more than half the texts, where the two libraries' idf floors differ (stores.bm25).
+CORPUS = [
+    *TEXTS,
+    "Volcanic eruptions in Iceland can melt glaciers and flood the plains below.",
+    "Coffee growers in Brazil fear that hot summers will shrink their harvest.",
+    "Bees pollinate coffee flowers, and a hive can hold fifty thousand bees.",
+    "Flights over the Atlantic were rerouted around the ash cloud for a week.",
+    "Record heat in Europe during 2022 dried rivers and cut hydropower.",
+]
+QUERIES = [
+    "Which volcano's ash grounded flights in Europe?",
+    "bees coffee flowers",
+    "hot summer glacier ice",
+    "coffee coffee Brazil",  # a repeated word counts twice in both libraries
+    "Atlantic heat 2022 rivers",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_same_ranking_and_scores_as_rank_bm25(query: str) -> None:
+    """bm25s replaced rank-bm25: the same top k, and Okapi scores up to rank-bm25's constant k1 + 1."""
+    ids = [f"t{i}" for i in range(len(CORPUS))]
+    okapi = BM25Okapi([tokenize(text) for text in CORPUS])
+    expected = okapi.get_scores(tokenize(query))
+    ranked = [i for i in np.lexsort((np.arange(len(ids)), -expected)) if expected[i] > 0]
+    results = BM25Index(ids, CORPUS).search(query, k=len(ids))
+    assert [doc_id for doc_id, _ in results] == [ids[i] for i in ranked]
+    assert [score * (K1 + 1) for _, score in results] == pytest.approx(expected[ranked], rel=1e-5)
+
+
+def test_texts_without_an_indexable_word_match_nothing() -> None:
+    assert BM25Index(["a", "b"], ["the of", "and"]).search("the zebra", k=3) == []
+
+
+def test_a_file_of_an_unknown_format_names_the_rebuild(tmp_path: Path) -> None:
+    path = tmp_path / "bm25.json.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        json.dump({"version": 99, "ids": IDS, "tokens": [tokenize(text) for text in TEXTS]}, handle)
+    with pytest.raises(ValueError, match=r"format 99.*hopgraph index PATH --name NAME"):
+        BM25Index.load(path)
 
 
 def test_reciprocal_rank_fusion_sums_one_over_sixty_plus_rank() -> None:

@@ -26,7 +26,7 @@ from stores.documents import Document, load_corpus
 from stores.errors import IndexMismatchError, IndexNotFoundError
 from stores.extra_registry import EXTRAS
 from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource, UnknownExtraError
-from stores.index import EMBED_BATCH, IndexParams, IndexStore
+from stores.index import EMBED_BATCH, IndexParams, IndexStore, Manifest
 
 CORPORA = Path(__file__).parent / "fixtures" / "corpora"
 MULTIHOP = CORPORA / "multihop_rag.json"
@@ -210,8 +210,18 @@ def test_open_missing_index(store: IndexStore, minilm: MiniLM) -> None:
     assert not store.exists("nope")
 
 
+def test_open_reuses_an_opened_build_without_reading_its_manifest(
+    store: IndexStore, minilm: MiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.build("news", CORPORA / "articles.jsonl", minilm, PARAMS)
+    first = store.open("news", minilm)
+    monkeypatch.setattr(Manifest, "from_json", lambda text: pytest.fail("the manifest was read again"))
+    assert store.open("news", minilm) is first
+
+
 def test_open_with_other_model(store: IndexStore, minilm: MiniLM) -> None:
     store.build("news", CORPORA / "articles.jsonl", minilm, PARAMS)
+    store.open("news", minilm)  # an opened build is still checked against the model it is opened with
     with pytest.raises(IndexMismatchError) as error:
         store.open("news", Counting(minilm, name="bge-small-en-v1.5"))
     message = str(error.value)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterable, Iterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import pytest
 from embedders import Counting, MiniLM
 from embedders import minilm as new_minilm
 
-from stores.documents import Document
+from stores.documents import Document, Span
 from stores.errors import IndexNotFoundError
 from stores.extras import ExtraMissingError
 from stores.index import IndexParams, IndexStore, Manifest
@@ -181,6 +182,15 @@ def test_sentences_spans_and_entities(graph: SentenceGraph) -> None:
     assert graph.sentence("curie#s3").entities == () and graph.sentence("curie#s3").key_entities == ()
     with pytest.raises(KeyError, match="nope#s0"):
         graph.sentence("nope#s0")
+
+
+def test_spans_are_the_sentences_without_their_entities(graph: SentenceGraph) -> None:
+    ids = ["warsaw#s1", "curie#s4", "curie#s0"]
+    spans = graph.spans(ids)
+    assert all(type(span) is Span for span in spans)
+    assert spans == [Span(**{f.name: getattr(s, f.name) for f in fields(Span)}) for s in graph.sentences(ids)]
+    with pytest.raises(KeyError, match="nope#s0"):
+        graph.spans(["nope#s0"])
 
 
 def test_key_entities_are_the_rarest_alpha_percent(graph: SentenceGraph) -> None:

@@ -77,15 +77,8 @@ class SentenceGraph:
     def sentence(self, sentence_id: str) -> Sentence:
         """The sentence with this id; KeyError if the graph has none."""
         row = self._rows([sentence_id])[0]
-        doc = self._doc[row]
         return Sentence(
-            id=self._ids[row],
-            doc_id=self._doc_ids[doc],
-            title=self._titles[doc],
-            text=self._texts[row],
-            position=int(self._position[row]),
-            char_start=int(self._char_start[row]),
-            char_end=int(self._char_end[row]),
+            **self._span_fields(row),
             entities=self._names(self._entity_indptr, self._entity_indices, row),
             key_entities=self._names(self._key_indptr, self._key_indices, row),
         )
@@ -93,6 +86,26 @@ class SentenceGraph:
     def sentences(self, ids: Iterable[str]) -> list[Sentence]:
         """Sentences by id, in the order asked."""
         return [self.sentence(sentence_id) for sentence_id in ids]
+
+    def spans(self, ids: Iterable[str]) -> list[Span]:
+        """Sentences by id as retrieval records them (text and corpus position), without their entities.
+
+        Seeding and expansion read a few hundred sentences per query and never their entities, whose names
+        cost as much to look up as all the rest (benchmarks/retrieval_overhead.py).
+        """
+        return [Span(**self._span_fields(row)) for row in self._rows(ids)]
+
+    def _span_fields(self, row: int) -> dict[str, str | int]:
+        doc = self._doc[row]
+        return {
+            "id": self._ids[row],
+            "doc_id": self._doc_ids[doc],
+            "title": self._titles[doc],
+            "text": self._texts[row],
+            "position": int(self._position[row]),
+            "char_start": int(self._char_start[row]),
+            "char_end": int(self._char_end[row]),
+        }
 
     def embeddings(self, ids: Iterable[str]) -> np.ndarray:
         """The stored (L2-normalised, float32) vectors of `ids`, one row each, in the order asked."""

@@ -1,0 +1,201 @@
+"""Retrieval overhead per query, everything but the LLM and the encoder, at full MultiHop-RAG scale.
+
+Each retrieval method is timed on the same queries, interleaved query by query so that the load of the
+machine falls on all of them alike: dense, bm25 and hybrid search over the chunks (the Retrieve node,
+NaiveRAG's top 5), and ChainRAG's seed step (embedding pre-filter, hybrid rerank, top 3) followed by one
+expansion step over the sentence graph of the whole corpus (the SeedSentences and ExpandSentences nodes).
+Query vectors are computed before the clock starts and handed out by a lookup in place of the encoder, so
+the times hold Chroma, BM25, the graph and the nodes' own work and nothing else.
+
+In the same loop rank-bm25, the library BM25 was scored with until bm25s replaced it, ranks the chunks
+with the same tokenisation: its time is the "before" row of bm25, and its top k is compared with bm25s's
+(overlap@k, and Hits@k of both against the gold evidence of the non-null queries).
+
+    .venv/bin/python -m benchmarks.retrieval_overhead [--limit N] [--word-limit W]
+
+Uses the evaluation index of the corpus (`hopgraph eval --dataset multihop_rag` builds and names it),
+adding the sentence graph to it if it lacks one: about 10 minutes on 2 cores the first time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from langgraph.runtime import Runtime
+from rank_bm25 import BM25Okapi
+
+from evals.datasets import load_benchmark
+from evals.metrics import RetrievedSpan, hits_at_k
+from hopgraph import Settings, index_corpus, services_for
+from hopgraph.evaluate import index_name
+from hopgraph.providers import BoundIndexes, HybridReranker
+from nodes.context import ChainRAGContext, RetrievalContext, RetrievalMode
+from nodes.retrieve import Retrieve
+from nodes.sentence_retrieval import ExpandSentences, SeedSentences
+from stores.bm25 import tokenize
+from stores.chunking import Chunk
+from stores.index import ChunkIndex, IndexParams, IndexStore
+from stores.protocols import Embedder
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
+TOP_K = RetrievalContext.top_k  # NaiveRAG's 5
+KS = (4, 10)
+GOAL_MS = 5.0
+
+
+class PrecomputedQueries:
+    """Stands in for the encoder: the vectors of the benchmark's queries, embedded before any timing.
+
+    An unknown text is an error rather than a silent model call, which would be timed as retrieval.
+    """
+
+    def __init__(self, embedder: Embedder, texts: Sequence[str]) -> None:
+        self.name = embedder.name
+        self.dimension = embedder.dimension
+        unique = list(dict.fromkeys(texts))
+        vectors = np.asarray(embedder.embed(unique), dtype=np.float32)
+        self._vectors = dict(zip(unique, vectors, strict=True))
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        missing = [text for text in texts if text not in self._vectors]
+        if missing:
+            raise KeyError(f"query not embedded before timing: {missing[0]!r}")
+        return np.stack([self._vectors[text] for text in texts])
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        raise NotImplementedError("the benchmark only queries an index; it never chunks")
+
+
+def rank_bm25_top(okapi: BM25Okapi, ids: Sequence[str], query: str, k: int) -> list[str]:
+    """rank-bm25's top k as BM25Index.search ranked it: positive scores only, ties in index order."""
+    words = tokenize(query)
+    if not words:
+        return []
+    scores = okapi.get_scores(words)
+    order = np.lexsort((np.arange(len(scores)), -scores))[:k]
+    return [ids[i] for i in order if scores[i] > 0]
+
+
+def timed(call: Callable[[str], object], query: str) -> float:
+    """Milliseconds `call(query)` takes."""
+    started = time.perf_counter()
+    call(query)
+    return (time.perf_counter() - started) * 1000
+
+
+def spans(chunks: Sequence[Chunk]) -> list[RetrievedSpan]:
+    return [RetrievedSpan(c.doc_id, c.char_start, c.char_end, c.text) for c in chunks]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, default=500, help="first N dev queries (default 500)")
+    parser.add_argument(
+        "--word-limit", type=int, default=ChainRAGContext.word_limit, help="ChainRAG's expansion limit"
+    )
+    args = parser.parse_args()
+
+    settings = Settings()
+    bench = load_benchmark("multihop_rag", DATA)
+    name = index_name(bench)
+    started = time.perf_counter()
+    built = index_corpus(bench.corpus, name, settings, extras=["sentence_graph"])
+    print(f"index {name}: {built.status}, {time.perf_counter() - started:.0f} s")
+    examples = bench.examples[: args.limit]
+    questions = [example.question for example in examples]
+
+    started = time.perf_counter()
+    queries = PrecomputedQueries(services_for(settings).embedder, questions)
+    print(f"{len(questions)} queries embedded beforehand in {time.perf_counter() - started:.1f} s (untimed)")
+    indexes = BoundIndexes(IndexStore(settings.indexes_path), queries)
+    index: ChunkIndex = indexes.open(name)
+    graph = index.extra("sentence_graph")
+    print(f"{index.manifest.chunks:,} chunks, {len(graph):,} sentences")
+
+    chunks = index.all_chunks()
+    chunk_ids = [chunk.id for chunk in chunks]
+    by_id = {chunk.id: chunk for chunk in chunks}
+    params: IndexParams = index.manifest.params
+    started = time.perf_counter()
+    okapi = BM25Okapi([tokenize(params.indexed_text(chunk)) for chunk in chunks])
+    print(f"rank-bm25 index of the chunks: {time.perf_counter() - started:.1f} s")
+
+    reranker = HybridReranker(queries)  # type: ignore[arg-type]
+    seed, expand = SeedSentences(indexes, reranker), ExpandSentences(indexes, queries)
+    chain = ChainRAGContext(index=name, word_limit=args.word_limit)
+    runtime = Runtime(context=chain)
+    # The seed step's two costly parts are also timed alone; the rerank's candidates are looked up first.
+    pooled: dict[str, tuple[list[str], np.ndarray]] = {}
+    for question in questions:
+        ids = [sentence_id for sentence_id, _ in graph.candidates(question, chain.candidates)]
+        pooled[question] = ([s.text for s in graph.sentences(ids)], graph.embeddings(ids))
+
+    def chainrag(question: str) -> object:
+        state = {"query": question, "step": 0}
+        return expand({**state, **seed(state, runtime)}, runtime)
+
+    def chunks_by(mode: RetrievalMode) -> Callable[[str], object]:
+        node, context = Retrieve(indexes), Runtime(context=RetrievalContext(index=name, retrieval_mode=mode))
+        return lambda question: node({"question": question}, context)
+
+    methods: dict[str, Callable[[str], object]] = {
+        "dense": chunks_by("dense"),
+        "bm25 (bm25s)": chunks_by("bm25"),
+        "hybrid": chunks_by("hybrid"),
+        "ChainRAG seed + expansion": chainrag,
+        "- of which the pre-filter (cosine, all sentences)": lambda q: graph.candidates(q, chain.candidates),
+        "- of which the hybrid rerank (BM25 over the 100)": lambda q: reranker.score(q, *pooled[q]),
+        "bm25 (rank-bm25, before)": lambda q: index.get(rank_bm25_top(okapi, chunk_ids, q, TOP_K)),
+    }
+    for method in methods.values():  # warm-up: first-use costs (graph load, caches) are not per query
+        method(questions[0])
+
+    times: dict[str, list[float]] = {method: [] for method in methods}
+    depth = max(KS)
+    overlap: dict[int, list[float]] = {k: [] for k in KS}
+    hits: dict[str, dict[int, list[float]]] = {lib: {k: [] for k in KS} for lib in ("bm25s", "rank-bm25")}
+    for example in examples:
+        for method, call in methods.items():
+            times[method].append(timed(call, example.question))
+        # the quality comparison, untimed: both libraries' top 10 over the same chunks
+        new = [hit.chunk.id for hit in index.search(example.question, depth, mode="bm25")]
+        old = rank_bm25_top(okapi, chunk_ids, example.question, depth)
+        for k in KS:
+            overlap[k].append(len(set(new[:k]) & set(old[:k])) / k)
+        if example.evidence:
+            for lib, ranked in (("bm25s", new), ("rank-bm25", old)):
+                retrieved = spans([by_id[chunk_id] for chunk_id in ranked])
+                for k in KS:
+                    hits[lib][k].append(hits_at_k(example.evidence, retrieved, k) or 0.0)
+
+    print(
+        f"\nMultiHop-RAG, {len(examples)} queries, {index.manifest.chunks:,} chunks (top {TOP_K}), "
+        f"{len(graph):,} sentences (word_limit {args.word_limit}); encoder excluded\n"
+    )
+    print(f"| method | median ms / query | p90 ms / query | median / {GOAL_MS:g} ms goal |")
+    print("|---|---|---|---|")
+    medians = {method: float(np.median(values)) for method, values in times.items()}
+    for method, values in times.items():
+        p90 = float(np.percentile(values, 90))
+        print(f"| {method} | {medians[method]:.2f} | {p90:.2f} | x{medians[method] / GOAL_MS:.2f} |")
+    speedup = medians["bm25 (rank-bm25, before)"] / medians["bm25 (bm25s)"]
+    print(f"\nbm25: rank-bm25 / bm25s = x{speedup:.1f} (medians, same run)")
+
+    scored = len(hits["bm25s"][KS[0]])
+    print(f"\n| BM25 library ({len(examples)} queries; Hits@k on the {scored} non-null) | ", end="")
+    print(" | ".join(f"overlap@{k} with rank-bm25 | Hits@{k}" for k in KS) + " |")
+    print("|---|" + "---|" * (2 * len(KS)))
+    for lib in ("rank-bm25", "bm25s"):
+        cells = []
+        for k in KS:
+            agree = 1.0 if lib == "rank-bm25" else float(np.mean(overlap[k]))
+            cells += [f"{agree:.3f}", f"{np.mean(hits[lib][k]):.3f}"]
+        print(f"| {lib} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
