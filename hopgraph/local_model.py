@@ -106,39 +106,43 @@ def context_over(primary: Any) -> Any:
     from llama_cpp import _internals
 
     # Not copy.copy: Llama's __getstate__ / __setstate__ re-run __init__, which loads the model again.
-    role_llama = object.__new__(type(primary))
-    role_llama.__dict__.update(primary.__dict__)
+    sibling = object.__new__(type(primary))
+    sibling.__dict__.update(primary.__dict__)
     stack = contextlib.ExitStack()
-    role_llama._stack = stack
-    role_llama._ctx = stack.enter_context(
+    sibling._stack = stack
+    sibling._ctx = stack.enter_context(
         contextlib.closing(
             _internals.LlamaContext(model=primary._model, params=primary.context_params, verbose=False)
         )
     )
-    role_llama._batch = stack.enter_context(
+    sibling._batch = stack.enter_context(
         contextlib.closing(
             _internals.LlamaBatch(
                 n_tokens=primary.n_batch, embd=0, n_seq_max=primary.context_params.n_ctx, verbose=False
             )
         )
     )
-    role_llama._candidates = _internals.LlamaTokenDataArray(n_vocab=primary._n_vocab)
-    role_llama.n_tokens = 0
-    role_llama._requires_eval = True
-    role_llama.input_ids = np.ndarray(primary.input_ids.shape, dtype=np.intc)
-    role_llama.scores = np.ndarray(primary.scores.shape, dtype=np.single)
-    role_llama._sampler = None
-    role_llama._mirostat_mu = ctypes.c_float(primary._mirostat_mu.value)
-    role_llama.cache = None
-    return role_llama
+    sibling._candidates = _internals.LlamaTokenDataArray(n_vocab=primary._n_vocab)
+    sibling.n_tokens = 0
+    sibling._requires_eval = True
+    sibling.input_ids = np.ndarray(primary.input_ids.shape, dtype=np.intc)
+    sibling.scores = np.ndarray(primary.scores.shape, dtype=np.single)
+    sibling._sampler = None
+    sibling._mirostat_mu = ctypes.c_float(primary._mirostat_mu.value)
+    sibling.cache = None
+    return sibling
 
 
-class RoleContexts:
-    """At most `size` llama.cpp contexts over one model, each kept warm for the role that used it last.
+class PrefixContexts:
+    """At most `size` llama.cpp contexts over one model, each kept warm for one prompt family.
 
-    A role's calls land in its own context, so its stable prefix (instructions, few-shot examples) stays
-    evaluated across calls and across questions. With more roles than contexts, the role used least
-    recently gives up its context. `size` 1 is a single shared context (every role evicts the others).
+    A family is the calls that open with the same system text: one role's calls (the decomposer's, the
+    integrator's), or several roles that read the same thing — ChainRAG's sufficiency judge and its
+    sub-question reader put the same system text and passages first so that the answer call re-evaluates
+    only its last line after the judge's; keyed by role they would sit in two contexts and lose that. A
+    family's calls land in its context, so its stable prefix stays evaluated across calls and questions.
+    With more families than contexts, the one used least recently gives up its context. `size` 1 is a
+    single shared context (every family evicts the others).
     Each context costs its KV cache (about 28 KB per token of `n_ctx` for the embedded 1.5B model:
     224 MiB at 8,192) plus llama.cpp's compute buffer (306 MiB at the default batch of 512).
     """
@@ -148,21 +152,21 @@ class RoleContexts:
             raise ValueError(f"local_contexts = {size}: at least one llama.cpp context is needed")
         self._size = size
         self._spare: list[Any] = [primary]
-        self._by_role: OrderedDict[str, Any] = OrderedDict()
+        self._by_family: OrderedDict[str, Any] = OrderedDict()
         self._primary = primary  # owns the model every other context uses
 
-    def for_role(self, role: str) -> Any:
-        """The context `role` used last time, else a spare or a new one, else the least recent role's."""
-        if role in self._by_role:
-            self._by_role.move_to_end(role)
-            return self._by_role[role]
+    def for_family(self, family: str) -> Any:
+        """The context `family` used last, else a spare or a new one, else the least recent family's."""
+        if family in self._by_family:
+            self._by_family.move_to_end(family)
+            return self._by_family[family]
         if self._spare:
             llama = self._spare.pop()
-        elif len(self._by_role) < self._size:
+        elif len(self._by_family) < self._size:
             llama = context_over(self._primary)
         else:
-            _, llama = self._by_role.popitem(last=False)
-        self._by_role[role] = llama
+            _, llama = self._by_family.popitem(last=False)
+        self._by_family[family] = llama
         return llama
 
 
@@ -172,7 +176,7 @@ class LocalLlamaChat(BaseChatModel):
     LangChain's ChatLlamaCpp reports no token usage; here every reply carries `usage_metadata` with
     `input_token_details.cache_read` = prompt tokens llama.cpp did not re-evaluate because the context
     still held that prefix (what makes prefix-stable prompts fast). Each call runs in the context of its
-    role (the `role` in the call's metadata, which hopgraph's LLM gateway sets), up to `contexts` of them.
+    prompt family (`prompt_family`), up to `contexts` of them.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -184,15 +188,15 @@ class LocalLlamaChat(BaseChatModel):
     max_tokens: int = 256
     temperature: float = 0.0
     contexts: int = 4
-    _contexts: RoleContexts | None = PrivateAttr(default=None)
+    _contexts: PrefixContexts | None = PrivateAttr(default=None)
     _load_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
     def _llm_type(self) -> str:
         return "hopgraph-llama-cpp"
 
-    def _client(self, role: str) -> Any:
-        """The llama.cpp context for `role`, loading the model on first use."""
+    def _client(self, family: str) -> Any:
+        """The llama.cpp context for a prompt family, loading the model on first use."""
         with self._load_lock:
             if self._contexts is None:
                 try:
@@ -211,8 +215,8 @@ class LocalLlamaChat(BaseChatModel):
                         "Delete the file to "
                         "have it re-assembled, or set `local_model_path` in hopgraph.toml to a valid GGUF."
                     ) from exc
-                self._contexts = RoleContexts(primary, self.contexts)
-            return self._contexts.for_role(role)
+                self._contexts = PrefixContexts(primary, self.contexts)
+            return self._contexts.for_family(family)
 
     def _generate(
         self,
@@ -222,7 +226,7 @@ class LocalLlamaChat(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         role = str((run_manager.metadata if run_manager else {}).get("role", "default"))
-        llama = self._client(role)
+        llama = self._client(prompt_family(messages, role))
         chat = [{"role": _ROLE[m.type], "content": str(m.content)} for m in messages]
         evaluated_before = _prompt_tokens_evaluated(llama)
         started = time.perf_counter()
@@ -253,6 +257,15 @@ class LocalLlamaChat(BaseChatModel):
 
 
 _ROLE = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+def prompt_family(messages: list[BaseMessage], role: str) -> str:
+    """The prompt's system text, which hopgraph's prompts keep stable per role (or per shared reader);
+    the call's role (from its metadata, set by the LLM gateway) when the prompt has none."""
+    first = messages[0] if messages else None
+    if first is not None and first.type == "system":
+        return f"system:{first.content}"
+    return f"role:{role}"
 
 
 def _prompt_tokens_evaluated(llama: Any) -> int:

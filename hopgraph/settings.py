@@ -71,8 +71,9 @@ class Settings(BaseSettings):
     """Context window of the local model: ChainRAG's paper word limit (3000 words, about 4,000 tokens)
     plus its instructions must fit; KV memory is about 28 KB per token for the embedded 1.5B model."""
     local_contexts: int = Field(default=4, ge=1)
-    """llama.cpp contexts over the one loaded local model, each kept warm for one role's prompts
-    (decomposer, judge, generator ...): its stable prefix is not evaluated again on the next call. Each
+    """llama.cpp contexts over the one loaded local model, each kept warm for one prompt family (the calls
+    opening with the same system text: the decomposer's, the readers' ...), whose stable prefix is then not
+    evaluated again on the next call. Each
     costs about 530 MiB at local_n_ctx 8192 (KV cache and compute buffer; the weights are shared);
     1 is a single context that every role's call evicts."""
     local_n_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))

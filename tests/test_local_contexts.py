@@ -1,4 +1,4 @@
-"""Per-role llama.cpp contexts over the one loaded embedded model (issue 18, prompt economy).
+"""llama.cpp contexts per prompt family over the one loaded embedded model (issue 18, prompt economy).
 
 Real model, short prompts: what is checked is where each call's KV prefix lives, read from llama.cpp's
 own count of prompt tokens it evaluated (LLMUsage.cached_tokens = sent minus evaluated).
@@ -16,8 +16,10 @@ from nodes.llm import LLMGateway, RoleModel
 
 pytestmark = pytest.mark.llm
 
-# Two roles whose prompts share nothing but the chat template's first tokens, as a decomposer's and a
-# judge's do; each long enough that a reused prefix is unmistakable.
+READER = "Read the numbered passages and answer about them, using only what they say. " * 8
+PASSAGE = "Passages:\n[1] Paris is the capital of France. It lies on the Seine.\n\n"
+# Roles whose prompts share nothing but the chat template's first tokens, as a decomposer's and a judge's
+# do, each long enough that a reused prefix is unmistakable; and a reader that opens as the judge does.
 PROMPTS = {
     "decomposer": [
         SystemMessage("Split a question into the simpler questions it depends on. " * 8),
@@ -30,6 +32,14 @@ PROMPTS = {
     "generator": [
         SystemMessage("Answer the question in a few words from what you know. " * 8),
         HumanMessage("What is the capital of Italy?"),
+    ],
+    "sufficiency": [
+        SystemMessage(READER),
+        HumanMessage(f"{PASSAGE}Question: capital of France?\nEnough to answer? Yes or No."),
+    ],
+    "reader": [
+        SystemMessage(READER),
+        HumanMessage(f"{PASSAGE}Question: capital of France?\nAnswer in a few words."),
     ],
 }
 
@@ -48,7 +58,7 @@ def run(llm: LLMGateway, roles: list[str]) -> list[tuple[str, int, int]]:
     return calls
 
 
-def test_each_role_keeps_its_prefix_in_its_own_context_and_answers_are_unchanged(gguf_path: Path) -> None:
+def test_each_family_keeps_its_prefix_in_its_own_context_and_answers_are_unchanged(gguf_path: Path) -> None:
     order = ["decomposer", "judge", "decomposer", "judge"]
     shared = run(gateway(gguf_path, contexts=1), order)
     per_role = run(gateway(gguf_path, contexts=2), order)
@@ -61,12 +71,21 @@ def test_each_role_keeps_its_prefix_in_its_own_context_and_answers_are_unchanged
     assert [text for text, _, _ in per_role] == [text for text, _, _ in shared]
 
 
-def test_with_more_roles_than_contexts_the_least_recent_role_gives_its_context_up(gguf_path: Path) -> None:
+def test_with_more_families_than_contexts_the_least_recent_gives_its_context_up(gguf_path: Path) -> None:
     calls = run(gateway(gguf_path, contexts=2), ["decomposer", "judge", "generator", "judge", "decomposer"])
     _, _, judge_again = calls[3]
     _, _, decomposer_again = calls[4]
     assert judge_again == calls[3][1]  # the judge was used more recently than the decomposer: kept
     assert decomposer_again < 10  # the generator took the decomposer's context
+
+
+def test_roles_opening_with_the_same_system_text_share_a_context(gguf_path: Path) -> None:
+    """ChainRAG's judge and sub-question reader: the reader's call re-evaluates only its last line."""
+    llm = gateway(gguf_path, contexts=4)
+    run(llm, ["decomposer"])
+    _, judged, _ = run(llm, ["sufficiency"])[0]
+    _, sent, reused = run(llm, ["reader"])[0]
+    assert reused > sent - 20 and reused < judged  # the system text and the passages, not the question's tail
 
 
 def test_fewer_than_one_context_is_refused_with_the_setting_named(gguf_path: Path) -> None:
