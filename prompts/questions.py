@@ -133,6 +133,9 @@ def parse(reply: str, chunk_text: str, count: int) -> ParsedQuestions:
             seen.add(words)
             parsed.questions.append(unmarked)
             parsed.counts["kept"] += 1
-            parsed.counts["renumbered"] += _MARKER.match(line) is not None
-            parsed.counts["question_mark_added"] += question_mark_added
+            repairs = {
+                "renumbered": _MARKER.match(line) is not None,
+                "question_mark_added": question_mark_added,
+            }
+            parsed.counts.update(repair for repair, made in repairs.items() if made)
     return parsed

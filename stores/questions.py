@@ -34,7 +34,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -183,19 +183,22 @@ class QuestionJournal:
 def _write_missing(
     todo: Sequence[Chunk], writer: QuestionWriter, asked: int, journal: QuestionJournal, job: ExtraBuild[Any]
 ) -> None:
-    """Ask the writer for every chunk of `todo`, `writer.concurrency` at a time, journaling each reply as
-    it comes back. On a failure the calls not yet started are cancelled; finished ones are on disk."""
+    """Ask the writer for every chunk of `todo`, `writer.concurrency` at a time.
+
+    Each worker journals its chunk's questions itself before it takes the next chunk, so a kill finds every
+    finished call on disk except those whose reply was still being written down. On a failure the calls not
+    yet started are cancelled."""
     total = len(journal.records) + len(todo)
     job.report("questions", len(journal.records), total)
+
+    def ask(chunk: Chunk) -> None:
+        questions, counts = writer.write(chunk.title, chunk.text, asked)
+        journal.add(WrittenChunk(chunk.id, chunk_digest(chunk), asked, questions, dict(counts)))
+
     pool = ThreadPoolExecutor(max_workers=max(1, writer.concurrency), thread_name_prefix="question-writer")
     try:
-        futures: dict[Future[tuple[list[str], dict[str, int]]], Chunk] = {
-            pool.submit(writer.write, chunk.title, chunk.text, asked): chunk for chunk in todo
-        }
-        for future in as_completed(futures):
-            chunk = futures[future]
-            questions, counts = future.result()
-            journal.add(WrittenChunk(chunk.id, chunk_digest(chunk), asked, questions, dict(counts)))
+        for future in as_completed([pool.submit(ask, chunk) for chunk in todo]):
+            future.result()
             job.report("questions", len(journal.records), total)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
