@@ -310,7 +310,7 @@ class QuestionsExtra(Extra[QuestionParams, QuestionsInfo]):
     """Hypothetical questions per chunk, embedded alone and with their chunk (module docstring)."""
 
     name = "questions"
-    description = "hypothetical questions per chunk, written by the LLM (QuOTE; BiQOG's question nodes)"
+    description = "hypothetical questions per chunk written by the LLM, for QuOTE and BiQOG"
     params_type = QuestionParams
     directory = "questions"
     models: ClassVar[Mapping[str, str]] = {"question_writer": "an LLM question writer"}

@@ -29,7 +29,7 @@ from stores.extras import ExtraMissingError
 from stores.index import IndexParams, IndexStore
 from stores.questions import JOURNAL, QUESTIONS, QuestionJournal, QuestionParams, WrittenChunk, read_journal
 from tests.embedders import minilm as new_minilm
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = IndexParams(chunk_size=64, chunk_overlap=16)
@@ -259,17 +259,7 @@ def run_quote(
     llm, model = scripted_gateway(lambda _prompt: "radium")
     indexes = BoundIndexes(store, services.embedder)
     graph = quote.build(ScriptedServices(services, llm, indexes=indexes)).compile()
-    steps: list[str] = []
-    values: dict[str, Any] = {}
-    for mode, chunk in graph.stream(
-        {"question": question},
-        context=QuoteContext(index="tiny", **context),
-        stream_mode=["updates", "values"],
-    ):
-        if mode == "updates":
-            steps.extend(chunk)
-        else:
-            values = chunk
+    steps, values = stream_run(graph, question, QuoteContext(index="tiny", **context))
     return steps, values, model
 
 
