@@ -23,6 +23,7 @@ from hopgraph.api import question_cost, services_for
 from hopgraph.cli import app
 from hopgraph.providers import BoundIndexes
 from nodes.context import QuoteContext
+from nodes.llm import LLMGateway, ProviderError, RoleModel
 from nodes.questions import LLMQuestionWriter
 from stores.documents import Document
 from stores.extras import ExtraMissingError
@@ -378,6 +379,23 @@ def test_index_method_quote_prints_questions_parser_counts_and_llm_cost(
     assert info.reused == 2 and len(scripted_cli.prompts) == info.chunks == manifest.chunks
 
 
+def test_ask_shows_the_questions_that_retrieved_each_passage(
+    tmp_path: Path, settings: Settings, scripted_cli: ScriptedChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = corpus_folder(tmp_path, DOCS)
+    built = CliRunner().invoke(app, ["index", str(corpus), "--name", "quote-ask", "--method", "quote"])
+    assert built.exit_code == 0, built.output
+    reader, _ = scripted_gateway(lambda _prompt: "Warsaw")
+    monkeypatch.setitem(services_for(settings)._built, "llm", reader)
+    asked = CliRunner().invoke(
+        app, ["ask", "Where was Marie Curie born?", "--index", "quote-ask", "--method", "quote", "--k", "2"]
+    )
+    assert asked.exit_code == 0, asked.output
+    shown = re.findall(r"question #(\d+)\s+hop 1 [\d.]+ (What does .*?) (curie\.md#\d)", asked.output)
+    assert shown and all(title.startswith("What does Marie Curie say about") for _, title, _ in shown)
+    assert "Answer: Warsaw" in asked.output
+
+
 def test_question_options_without_the_questions_extra_say_how_to_add_it(
     tmp_path: Path, scripted_cli: ScriptedChatModel
 ) -> None:
@@ -386,3 +404,52 @@ def test_question_options_without_the_questions_extra_say_how_to_add_it(
         app, ["index", str(corpus), "--name", "plain", "--method", "naive", "--max-chunks", "2"]
     )
     assert shown.exit_code != 0 and "--with questions" in str(shown.exception)
+
+
+def test_a_remote_writer_works_concurrently_and_an_in_process_one_serially(
+    tmp_path: Path, minilm: Any
+) -> None:
+    llm, model = scripted_gateway(scripted_questions)  # a scripted model is not exclusive, as a remote one
+    writer = LLMQuestionWriter(llm, concurrency=3)
+    assert writer.concurrency == 3
+    store = IndexStore(tmp_path / "indexes")
+    info = build(store, minilm, writer, DOCS).manifest.extras[QUESTIONS.name]
+    assert len(model.prompts) == len(set(model.prompts)) == info.chunks == info.written
+    journal = read_journal(store.root / "tiny" / "current" / "questions" / JOURNAL)
+    assert sorted(journal) == sorted(chunk.id for chunk in store.open("tiny", minilm).all_chunks())
+
+    exclusive = LLMGateway({}, RoleModel(model, "scripted", "scripted chat model", exclusive=True))
+    assert LLMQuestionWriter(exclusive, concurrency=3).concurrency == 1
+
+
+def test_a_provider_failure_keeps_the_finished_chunks_for_the_next_run(tmp_path: Path, minilm: Any) -> None:
+    def fail_on_third(prompt: str) -> str:
+        if len(failing_model.prompts) == 3:
+            raise ConnectionError("server went away")
+        return scripted_questions(prompt)
+
+    llm, failing_model = scripted_gateway(fail_on_third)
+    store = IndexStore(tmp_path / "indexes")
+    with pytest.raises(ProviderError, match="question_writer"):
+        build(store, minilm, LLMQuestionWriter(llm, concurrency=1), DOCS)
+    assert not store.exists("tiny")
+    (journal,) = (store.root / "tiny" / "builds").glob(f"*/questions/{JOURNAL}")
+    finished = read_journal(journal)  # the calls before the failure, and any the worker had already begun
+    failed = chunk_of(failing_model.prompts[2])
+    assert len(finished) >= 2 and len(failing_model.prompts) == len(finished) + 1
+
+    writer, model = scripted_writer()
+    info = build(store, minilm, writer, DOCS).manifest.extras[QUESTIONS.name]
+    asked_again = [chunk_of(prompt) for prompt in model.prompts]
+    assert failed in asked_again and len(asked_again) == info.chunks - len(finished)
+
+
+def test_another_model_writes_every_question_again(tmp_path: Path, minilm: Any) -> None:
+    store = IndexStore(tmp_path / "indexes")
+    writer, _ = scripted_writer()
+    first = build(store, minilm, writer, DOCS).manifest
+    _, other_model = scripted_gateway(scripted_questions)
+    other = LLMGateway({}, RoleModel(other_model, "another-model", "another scripted chat model"))
+    second = build(store, minilm, LLMQuestionWriter(other, concurrency=1), DOCS).manifest
+    assert second.build_id != first.build_id
+    assert len(other_model.prompts) == second.extras[QUESTIONS.name].written == first.chunks
