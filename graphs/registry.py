@@ -6,7 +6,18 @@ from collections.abc import Callable
 
 from langgraph.graph import StateGraph
 
-from graphs import chainrag, decomposition, ircot, iter_retgen, multimeta, naive, naive_qd, resp, treehop
+from graphs import (
+    chainrag,
+    decomposition,
+    ircot,
+    iter_retgen,
+    multimeta,
+    naive,
+    naive_qd,
+    quote,
+    resp,
+    treehop,
+)
 from nodes.protocols import GraphServices
 from stores.errors import HopgraphError
 
@@ -22,6 +33,7 @@ METHODS: dict[str, Builder] = {
     "resp": resp.build,
     "multimeta": multimeta.build,
     "treehop": treehop.build,
+    "quote": quote.build,
 }
 
 # The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index
@@ -29,6 +41,7 @@ METHODS: dict[str, Builder] = {
 METHOD_EXTRAS: dict[str, tuple[str, ...]] = {
     "chainrag": ("sentence_graph",),
     "multimeta": ("metadata",),
+    "quote": ("questions",),
 }
 
 

@@ -8,8 +8,11 @@ out = graph.invoke({"question": "..."}, {"configurable": {"thread_id": "q1"}}, c
 from __future__ import annotations
 
 import sqlite3
+import statistics
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +22,11 @@ from langgraph.graph.state import CompiledStateGraph
 from graphs.registry import METHODS, builder, extras_for
 from hopgraph.providers import ConfigError, Services
 from hopgraph.settings import Settings
-from stores.documents import Document
+from stores.chunking import chunk_corpus
+from stores.documents import Document, load_corpus
 from stores.extra_registry import extra_named, in_build_order
-from stores.index import BuildResult, IndexParams
+from stores.index import BuildResult, IndexParams, IndexStore
+from stores.questions import JOURNAL, QUESTIONS, QuestionParams, read_journal, unwritten
 
 _services: dict[str, Services] = {}
 _savers: dict[str, BaseCheckpointSaver] = {}
@@ -94,6 +99,7 @@ def index_corpus(
     progress: Callable[[str, int, int], None] | None = None,
     method: str | None = None,
     extras: Sequence[str] | None = None,
+    extra_params: Mapping[str, Any] | None = None,
 ) -> BuildResult:
     """Build (or resume, or confirm unchanged) the index NAME from a corpus path or documents.
 
@@ -101,7 +107,8 @@ def index_corpus(
     `naive` has none, so it drops any the index had), so one index serves the method and its baselines.
     Without one, a rebuild keeps the extras the current build of NAME has, with their parameters:
     re-indexing an edited corpus must not silently drop what a method runs on. `extras` adds extras by
-    name (`hopgraph index --with NAME`); on an unchanged corpus only they are built.
+    name (`hopgraph index --with NAME`); on an unchanged corpus only they are built. `extra_params` gives
+    an extra of the build parameters other than its defaults (e.g. {"questions": QuestionParams(...)}).
     """
     settings = settings or Settings()
     services = services_for(settings)
@@ -111,6 +118,20 @@ def index_corpus(
         chunk_overlap=settings.chunk_overlap,
         embed_metadata=list(settings.embed_metadata),
     )
+    wanted = _wanted_extras(store, name, method, extras, extra_params)
+    # an extra's models are named after the Services attribute that provides them; none loads unneeded
+    models = {model: getattr(services, model) for extra in in_build_order(wanted) for model in extra.models}
+    return store.build(name, path, services.embedder, params, progress=progress, extras=wanted, models=models)
+
+
+def _wanted_extras(
+    store: IndexStore,
+    name: str,
+    method: str | None,
+    extras: Sequence[str] | None,
+    extra_params: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The extras a build of NAME holds, with their parameters (see `index_corpus`)."""
     wanted: dict[str, Any] = {}
     if method is not None:
         wanted = {extra: extra_named(extra).params_type() for extra in extras_for(method)}
@@ -118,9 +139,91 @@ def index_corpus(
         wanted = {extra: info.params for extra, info in current.extras.items()}
     for extra in extras or ():
         wanted.setdefault(extra, extra_named(extra).params_type())
-    # an extra's models are named after the Services attribute that provides them; none loads unneeded
-    models = {model: getattr(services, model) for extra in in_build_order(wanted) for model in extra.models}
-    return store.build(name, path, services.embedder, params, progress=progress, extras=wanted, models=models)
+    for extra, extra_param in (extra_params or {}).items():
+        if extra not in wanted:
+            raise ConfigError(
+                f"Parameters were given for the {extra} extra, but this build of {name!r} does not include "
+                f"it: add `--with {extra}`, or `--method METHOD` for a method that needs it."
+            )
+        wanted[extra] = extra_param
+    return wanted
+
+
+@dataclass(frozen=True)
+class QuestionCost:
+    """What building an index's `questions` extra would cost, measured before paying for it (`--dry-run`).
+
+    `chunks`: the corpus's chunks; `asked_about`: those the build asks about (all, or `max_chunks`);
+    `reused`: of those, chunks whose questions the current build already holds (not asked again); `calls`:
+    LLM calls left to make, one per chunk; `warmup_seconds`: the measured calls; `sample`: what they wrote.
+    """
+
+    params: QuestionParams
+    chunks: int
+    asked_about: int
+    reused: int
+    calls: int
+    concurrency: int
+    warmup_seconds: list[float]
+    sample: list[str]
+
+    @property
+    def estimate_seconds(self) -> float | None:
+        """The calls left at the warm-up's mean time per call, `concurrency` at a time (None: no warm-up)."""
+        if not self.warmup_seconds:
+            return None
+        return statistics.mean(self.warmup_seconds) * self.calls / self.concurrency
+
+
+def question_cost(
+    path: str | Path | list[Document],
+    name: str,
+    settings: Settings | None = None,
+    *,
+    method: str | None = None,
+    extras: Sequence[str] | None = None,
+    extra_params: Mapping[str, Any] | None = None,
+    warmup: int = 2,
+) -> QuestionCost:
+    """Count the question writer's calls a build would make and time `warmup` of them; builds nothing.
+
+    The chunks are cut as the build would cut them; chunks whose questions the index's current build
+    holds are not counted (a build reuses them). The warm-up's questions are not kept: the build asks for
+    them again (from the response cache when `llm_cache` is on).
+    """
+    settings = settings or Settings()
+    services = services_for(settings)
+    store = services.indexes.store
+    wanted = _wanted_extras(store, name, method, extras, extra_params)
+    if QUESTIONS.name not in wanted:
+        raise ConfigError(
+            f"A dry run measures the LLM work of the {QUESTIONS.name} extra, which this build of {name!r} "
+            f"does not include: add `--method quote` or `--with {QUESTIONS.name}`."
+        )
+    params: QuestionParams = wanted[QUESTIONS.name]
+    docs = path if isinstance(path, list) else load_corpus(path)
+    chunks = chunk_corpus(docs, services.embedder.token_spans, settings.chunk_size, settings.chunk_overlap)
+    asked_about = params.selected(chunks)
+    current = store.extra_directory(name, QUESTIONS.name)
+    todo = unwritten(asked_about, params.per_chunk, read_journal(current / JOURNAL) if current else {})
+    writer = services.question_writer
+    seconds: list[float] = []
+    sample: list[str] = []
+    for chunk in todo[:warmup]:
+        started = time.perf_counter()
+        questions, _ = writer.write(chunk.title, chunk.text, params.per_chunk)
+        seconds.append(time.perf_counter() - started)
+        sample.extend(questions)
+    return QuestionCost(
+        params=params,
+        chunks=len(chunks),
+        asked_about=len(asked_about),
+        reused=len(asked_about) - len(todo),
+        calls=len(todo),
+        concurrency=writer.concurrency,
+        warmup_seconds=seconds,
+        sample=sample,
+    )
 
 
 def methods() -> list[str]:

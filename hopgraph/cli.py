@@ -5,10 +5,11 @@ from __future__ import annotations
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import fields
 from itertools import pairwise
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -19,8 +20,13 @@ from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.cli_train import register as register_train_commands
 from hopgraph.progress import stage_reporter, stages_bar
 from hopgraph.settings import Settings
+from prompts.questions import OUTCOMES
 from stores.errors import HopgraphError
 from stores.extra_registry import EXTRAS
+from stores.questions import QUESTIONS, QuestionParams, QuestionsInfo
+
+if TYPE_CHECKING:
+    from hopgraph.api import QuestionCost
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
 console = Console()
@@ -40,12 +46,19 @@ def _index(
     settings: Settings,
     method: str | None = None,
     extras: list[str] | None = None,
+    extra_params: dict[str, Any] | None = None,
 ) -> None:
-    from hopgraph.api import index_corpus
+    from hopgraph.api import index_corpus, services_for
 
     with stages_bar(err) as bar:
         result = index_corpus(
-            path, name, settings, progress=stage_reporter(bar), method=method, extras=extras
+            path,
+            name,
+            settings,
+            progress=stage_reporter(bar),
+            method=method,
+            extras=extras,
+            extra_params=extra_params,
         )
     m = result.manifest
     with_extras = f", with {', '.join(m.extras)}" if m.extras else ""
@@ -55,6 +68,48 @@ def _index(
         f"{' with ' + ', '.join(m.params.embed_metadata) if m.params.embed_metadata else ''}, "
         f"{result.seconds:.1f} s"
     )
+    if (questions := m.extras.get(QUESTIONS.name)) is not None:
+        _show_questions(questions, services_for(settings).question_writer.spent)
+
+
+def _show_questions(info: QuestionsInfo, spent: Mapping[str, float]) -> None:
+    """The questions extra's size, the parser's counts and what this run's LLM calls cost."""
+    limit = f" (the first {info.params.max_chunks})" if info.params.max_chunks else ""
+    console.print(
+        f"questions: {info.questions} for {info.chunks} chunks{limit}, {info.params.per_chunk} asked per "
+        f"chunk; {info.written} chunks written by the LLM, {info.reused} reused from the previous build"
+    )
+    counts = ", ".join(f"{outcome} {info.parse[outcome]}" for outcome in OUTCOMES if info.parse.get(outcome))
+    console.print(f"  parser: {counts or 'nothing parsed'}")
+    if spent.get("calls"):
+        calls = int(spent["calls"])
+        console.print(
+            f"  LLM this run: {calls} calls, {int(spent['prompt_tokens'])} prompt tokens "
+            f"({int(spent['cached_tokens'])} reused), {int(spent['completion_tokens'])} completion, "
+            f"{spent['seconds']:.1f} s ({spent['seconds'] / calls:.1f} s a chunk)"
+        )
+
+
+def _show_cost(cost: QuestionCost) -> None:
+    """A dry run's count of the question writer's work and its measured warm-up."""
+    limit = f" (--max-chunks {cost.params.max_chunks})" if cost.params.max_chunks else ""
+    console.print(
+        f"dry run: questions for {cost.asked_about} of {cost.chunks} chunks{limit}; {cost.reused} of them "
+        f"already written in the current build"
+    )
+    console.print(
+        f"  LLM calls: {cost.calls} (one per chunk), questions: up to {cost.calls * cost.params.per_chunk} "
+        f"({cost.params.per_chunk} per chunk)"
+    )
+    if cost.estimate_seconds is not None:
+        measured = ", ".join(f"{seconds:.1f} s" for seconds in cost.warmup_seconds)
+        console.print(
+            f"  warm-up: {len(cost.warmup_seconds)} call(s), {measured} -> about "
+            f"{cost.estimate_seconds / 60:.1f} min for the {cost.calls} calls, {cost.concurrency} at a time"
+        )
+        for question in cost.sample:
+            console.print(f"    {escape(question)}")
+    console.print("[dim]nothing was built; the build asks for the warm-up's questions again[/]")
 
 
 @app.command()
@@ -90,19 +145,51 @@ def index(
             "keeps its chunks and other extras, and only the new extra is built",
         ),
     ] = None,
+    questions_per_chunk: Annotated[
+        int | None,
+        typer.Option(help="Questions the LLM writes per chunk for the questions extra (default 10)"),
+    ] = None,
+    max_chunks: Annotated[
+        int | None,
+        typer.Option(help="Write questions for the first N chunks only (a trial; 0 = all, the default)"),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the questions extra's LLM calls and a time estimate from two measured calls; "
+            "build nothing",
+        ),
+    ] = False,
 ) -> None:
     """Build an index of your corpus (atomic; resumes if interrupted; unchanged corpus is a no-op)."""
     given = {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "embed_metadata": embed_metadata}
     overrides = {k: v for k, v in given.items() if v}
-    _index(path, name, Settings(**overrides), method, with_extras)
+    settings = Settings(**overrides)
+    extra_params: dict[str, Any] = {}
+    if questions_per_chunk is not None or max_chunks is not None:
+        defaults = QuestionParams()
+        extra_params[QUESTIONS.name] = QuestionParams(
+            per_chunk=defaults.per_chunk if questions_per_chunk is None else questions_per_chunk,
+            max_chunks=defaults.max_chunks if max_chunks is None else max_chunks,
+        )
+    if dry_run:
+        from hopgraph.api import question_cost
+
+        _show_cost(
+            question_cost(path, name, settings, method=method, extras=with_extras, extra_params=extra_params)
+        )
+        return
+    _index(path, name, settings, method, with_extras, extra_params)
 
 
 # State keys holding passages (nodes.state.Evidence): shown one passage a line, never as a raw dict dump.
 # `gathered` is a working set: the current sub-question's (ChainRAG, NaiveRAG w/ QD) or iteration's
 # (Iter-RetGen).
 _PASSAGE_KEYS = ("evidence", "gathered")
-# TreeHop's retrieval tree (one node a line) and its next queries (384 numbers each: only counted).
-_TREE_KEYS = ("tree", "frontier")
+# TreeHop's retrieval tree (one node a line) and its next queries (384 numbers each: only counted);
+# QuOTE's matched questions (one a line).
+_TREE_KEYS = ("tree", "frontier", "question_hits")
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
@@ -119,6 +206,11 @@ def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
         console.print(
             f"  [blue]{node['id']:<9}[/] hop {node['hop']} {node['score']:.3f} {node['status']:<11} "
             f"[bold]{node['title'][:60]}[/] [dim]{node['chunk_id']}[/]"
+        )
+    for hit in update.get("question_hits", []):
+        console.print(
+            f"  [blue]question[/] #{hit['rank']:<3} hop {hit['hop']} {hit['score']:.3f} "
+            f"{escape(hit['question'][:90])} [dim]{hit['chunk_id']}[/]"
         )
     if "frontier" in update:
         console.print(f"  [yellow]frontier[/]: {len(update['frontier'])} query embedding(s) for the next hop")

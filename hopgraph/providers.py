@@ -18,6 +18,7 @@ from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
 from hopgraph.settings import RoleSettings, Settings
 from nodes.llm import LLMGateway, ResponseCache, RoleModel
 from nodes.protocols import Reranker
+from nodes.questions import LLMQuestionWriter
 from nodes.treehop_model import TreeHopUpdate, load_checkpoint
 from stores.bm25 import BM25Index, reciprocal_rank_fusion
 from stores.chroma import ChromaServer
@@ -321,6 +322,13 @@ class Services:
             ResponseCache(self.settings.data_dir / "llm_cache.sqlite") if self.settings.llm_cache else None
         )
         return LLMGateway(roles, default, cache)
+
+    @property
+    def question_writer(self) -> LLMQuestionWriter:
+        """Writes the `questions` extra's questions at index time (role "question_writer")."""
+        return self._shared(
+            "question_writer", lambda: LLMQuestionWriter(self.llm, self.settings.index_concurrency)
+        )
 
     def treehop_model(self, checkpoint: str) -> TreeHopUpdate:
         """TreeHop's update from `checkpoint`, or (empty) the configured default: `treehop_checkpoint`, else

@@ -383,3 +383,32 @@ class TreeHopOutput(AnswerOutput, total=False):
     """What a TreeHop run returns: the answer and its evidence, and the retrieval tree behind them."""
 
     tree: list[TreeNode]
+
+
+class QuestionHit(TypedDict):
+    """A stored hypothetical question that a search matched (QuOTE's entries; BiQOG's seed questions).
+
+    `question` is the question as the LLM wrote it at index time, `chunk_id` the chunk it was written for,
+    `score` its cosine similarity to the query, `rank` its 1-based place among all entries the search
+    returned, and `hop` the retrieval round it matched in (1: the search with the question).
+    """
+
+    question: str
+    chunk_id: str
+    score: float
+    rank: int
+    hop: int
+
+
+class QuoteState(QAState, total=False):
+    """QuOTE's retrieval trace: `question_hits` are the matched questions of the chunks it kept, best first
+    (several per chunk when several of a chunk's questions matched), so the trace shows why each chunk
+    was retrieved."""
+
+    question_hits: list[QuestionHit]
+
+
+class QuoteOutput(AnswerOutput, total=False):
+    """What a QuOTE run returns: the answer and its evidence, and the questions that retrieved it."""
+
+    question_hits: list[QuestionHit]

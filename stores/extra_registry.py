@@ -7,9 +7,10 @@ from typing import Any
 
 from stores.extras import Extra, UnknownExtraError
 from stores.metadata import METADATA
+from stores.questions import QUESTIONS
 from stores.sentence_graph import SENTENCE_GRAPH
 
-EXTRAS: dict[str, Extra[Any, Any]] = {extra.name: extra for extra in (SENTENCE_GRAPH, METADATA)}
+EXTRAS: dict[str, Extra[Any, Any]] = {extra.name: extra for extra in (SENTENCE_GRAPH, METADATA, QUESTIONS)}
 
 
 def extra_named(name: str) -> Extra[Any, Any]:

@@ -652,6 +652,15 @@ class IndexStore:
         path = self._build_dir(name, build_id) / _MANIFEST
         return Manifest.from_json(path.read_text(encoding="utf-8"))
 
+    def extra_directory(self, name: str, extra: str) -> Path | None:
+        """The folder of extra `extra` in the build `name` currently serves; None when it has no such extra.
+
+        For reading an extra's files before a build (a dry run's count of the work a build would reuse)."""
+        manifest = self.current_manifest(name)
+        if manifest is None or extra not in manifest.extras:
+            return None
+        return self._build_dir(name, manifest.build_id) / extra_named(extra).directory
+
     def _build_dir(self, name: str, build_id: str) -> Path:
         return self._index_dir(name) / "builds" / build_id
 

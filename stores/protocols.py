@@ -82,3 +82,18 @@ class NLPPipeline(Protocol):
     def pipe(
         self, texts: Iterable[str], *, batch_size: int | None = None, disable: Iterable[str] = ...
     ) -> Iterator[NLPDoc]: ...
+
+
+@runtime_checkable
+class QuestionWriter(Protocol):
+    """Writes the questions a chunk answers (an LLM behind it, which the stores never see).
+
+    `identity` names the model and prompt (another of either writes other questions, so it makes another
+    index build); `concurrency` is how many chunks may be written at once (1 for an in-process model).
+    `write` returns the questions kept from the reply and what the parser did with its lines, by rule.
+    """
+
+    identity: str
+    concurrency: int
+
+    def write(self, title: str, text: str, count: int) -> tuple[list[str], dict[str, int]]: ...

@@ -55,3 +55,17 @@ class ScriptedServices:
 
     def __getattr__(self, name: str) -> Any:
         return self._replaced[name] if name in self._replaced else getattr(self._services, name)
+
+
+def stream_run(graph: Any, question: str, context: Any) -> tuple[list[str], dict[str, Any]]:
+    """(the nodes in the order they ran, the final state) of one streamed run of a compiled graph."""
+    steps: list[str] = []
+    values: dict[str, Any] = {}
+    for mode, chunk in graph.stream(
+        {"question": question}, context=context, stream_mode=["updates", "values"]
+    ):
+        if mode == "updates":
+            steps.extend(chunk)
+        else:
+            values = chunk
+    return steps, values
