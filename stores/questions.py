@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from chromadb.api.models.Collection import Collection
 
 from stores.chroma import BuildCollections
 from stores.chunking import Chunk
@@ -248,18 +249,37 @@ class QuestionMatch:
     score: float
 
 
+@dataclass(frozen=True)
+class StoredQuestion:
+    """A question as stored alone (the `questions` collection): its entry id, text and source chunk."""
+
+    entry_id: str
+    question: str
+    chunk_id: str
+
+
 class QuestionStore:
     """The questions of one build, opened for queries."""
 
     def __init__(self, collections: BuildCollections, info: QuestionsInfo) -> None:
         self.info = info
+        self._questions = collections.get(QUESTIONS_COLLECTION)
         self._entries = collections.get(QUESTION_CHUNKS_COLLECTION)
 
     def nearest_entries(self, vector: np.ndarray | Sequence[float], n: int) -> list[QuestionMatch]:
         """The `n` QuOTE entries (question with its chunk) nearest to `vector`, best first."""
+        return self._nearest(self._entries, vector, n)
+
+    def nearest_questions(self, vector: np.ndarray | Sequence[float], n: int) -> list[QuestionMatch]:
+        """The `n` questions (embedded alone) nearest to `vector`, best first: BiQOG's seed questions."""
+        return self._nearest(self._questions, vector, n)
+
+    def _nearest(
+        self, collection: Collection, vector: np.ndarray | Sequence[float], n: int
+    ) -> list[QuestionMatch]:
         if n <= 0 or self.info.questions == 0:
             return []
-        result = self._entries.query(
+        result = collection.query(
             query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
             n_results=min(n, self.info.questions),
             include=["documents", "metadatas", "distances"],
@@ -270,6 +290,19 @@ class QuestionStore:
                 result["documents"][0], result["metadatas"][0], result["distances"][0], strict=True
             )
         ]
+
+    def all_questions(self) -> tuple[list[StoredQuestion], np.ndarray]:
+        """Every question with its vector (embedded alone), ordered by entry id: what edges are formed for."""
+        stored = self._questions.get(include=["documents", "metadatas", "embeddings"])
+        order = sorted(range(len(stored["ids"])), key=lambda row: stored["ids"][row])
+        questions = [
+            StoredQuestion(
+                stored["ids"][row], stored["documents"][row], str(stored["metadatas"][row]["chunk_id"])
+            )
+            for row in order
+        ]
+        vectors = np.asarray(stored["embeddings"], dtype=np.float32).reshape(len(order), -1)[order]
+        return questions, vectors
 
 
 class QuestionsExtra(Extra[QuestionParams, QuestionsInfo]):

@@ -5,7 +5,12 @@ Named for what it is: it tests how graphs and nodes use the LLM, never what an L
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -69,3 +74,13 @@ def stream_run(graph: Any, question: str, context: Any) -> tuple[list[str], dict
         else:
             values = chunk
     return steps, values
+
+
+def killed_run(module: str, function: str, *args: Any) -> None:
+    """Run `module.function(*args)` (literal arguments) in a child Python process over this repository and
+    check that it ended by SIGKILL, as `kill -9` would end it: how tests interrupt a build for real."""
+    repo = Path(__file__).resolve().parents[1]
+    code = f"from {module} import {function}; {function}({', '.join(map(repr, args))})"
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, timeout=300)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]

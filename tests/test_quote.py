@@ -9,8 +9,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +28,8 @@ from stores.extras import ExtraMissingError
 from stores.index import IndexParams, IndexStore
 from stores.questions import JOURNAL, QUESTIONS, QuestionJournal, QuestionParams, WrittenChunk, read_journal
 from tests.embedders import minilm as new_minilm
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
+from tests.scripted import ScriptedChatModel, ScriptedServices, killed_run, scripted_gateway, stream_run
 
-REPO = Path(__file__).resolve().parents[1]
 SMALL = IndexParams(chunk_size=64, chunk_overlap=16)
 PER_CHUNK = 3
 DOCS = [
@@ -185,14 +182,8 @@ def test_an_entry_is_its_question_embedded_with_its_chunk(
 def test_resume_after_kill_9_makes_no_finished_call_again(tmp_path: Path, minilm: Any) -> None:
     calls_log = tmp_path / "calls.log"
     kill_at = 4
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     root = str(tmp_path / "indexes")
-    code = (
-        "from tests.test_quote import build_until_killed; "
-        f"build_until_killed({root!r}, {str(calls_log)!r}, {kill_at})"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, timeout=300)
-    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
+    killed_run("tests.test_quote", "build_until_killed", root, str(calls_log), kill_at)
 
     store = IndexStore(tmp_path / "indexes")
     assert not store.exists("tiny")  # nothing half-written is visible to queries
