@@ -184,24 +184,27 @@ def _judge_missing(
     )
 
 
-def _write_graph(
-    directory: Path, questions: Sequence[StoredQuestion], chunks: Sequence[Chunk], edges: Iterable[Pair]
+def write_graph(
+    directory: Path,
+    questions: Sequence[StoredQuestion],
+    chunk_ids: Sequence[str],
+    edges: Iterable[tuple[str, str]],
 ) -> int:
-    """Write the yes edges as CSR both ways (module docstring), by rename so no half file is ever read;
-    returns the number of edges."""
+    """Write the (question id, chunk id) edges as CSR both ways (module docstring), by rename so no half
+    file is ever read; returns the number of edges."""
     question_row = {question.entry_id: row for row, question in enumerate(questions)}
-    chunk_row = {chunk.id: row for row, chunk in enumerate(chunks)}
+    chunk_row = {chunk_id: row for row, chunk_id in enumerate(chunk_ids)}
     pairs = np.array(
-        [(question_row[pair.question.entry_id], chunk_row[pair.chunk.id]) for pair in edges], dtype=np.int64
+        [(question_row[question_id], chunk_row[chunk_id]) for question_id, chunk_id in edges], dtype=np.int64
     ).reshape(-1, 2)
     by_question = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
     by_chunk = pairs[np.lexsort((pairs[:, 0], pairs[:, 1]))]
     question_indptr, question_indices = csr(by_question[:, 0], by_question[:, 1], len(questions))
-    chunk_indptr, chunk_indices = csr(by_chunk[:, 1], by_chunk[:, 0], len(chunks))
+    chunk_indptr, chunk_indices = csr(by_chunk[:, 1], by_chunk[:, 0], len(chunk_ids))
     arrays = {
         "question_ids": np.array([question.entry_id for question in questions], dtype=str),
         "question_texts": np.array([question.question for question in questions], dtype=str),
-        "chunk_ids": np.array([chunk.id for chunk in chunks], dtype=str),
+        "chunk_ids": np.array(list(chunk_ids), dtype=str),
         "question_indptr": question_indptr,
         "question_indices": question_indices,
         "chunk_indptr": chunk_indptr,
@@ -234,11 +237,11 @@ def build_question_graph(job: ExtraBuild[QuestionGraphParams]) -> tuple[Question
     finally:
         journal.close()
     judged = time.perf_counter()
-    edges = _write_graph(
+    edges = write_graph(
         job.directory,
         questions,
-        chunks,
-        (pair for pair, record in zip(pairs, verdicts, strict=True) if record.verdict == YES),
+        [chunk.id for chunk in chunks],
+        (pair.key for pair, record in zip(pairs, verdicts, strict=True) if record.verdict == YES),
     )
     reused = sum(1 for pair, record in zip(pairs, verdicts, strict=True) if previous.get(pair.key) == record)
     info = QuestionGraphInfo(
