@@ -1,4 +1,5 @@
-"""A scripted chat model for wiring tests: replies from a list, records the prompts it was sent.
+"""A scripted chat model for wiring tests: replies from a list, records the prompts it was sent; and the
+scripted question writer the index-extra tests build with.
 
 Named for what it is: it tests how graphs and nodes use the LLM, never what an LLM would answer.
 """
@@ -6,6 +7,7 @@ Named for what it is: it tests how graphs and nodes use the LLM, never what an L
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from nodes.llm import LLMGateway, RoleModel
+from nodes.questions import LLMQuestionWriter
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -84,3 +87,27 @@ def killed_run(module: str, function: str, *args: Any) -> None:
     env = {**os.environ, "PYTHONPATH": str(repo)}
     done = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, timeout=300)
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
+
+
+def field_of(pattern: str, prompt: str) -> str:
+    """The first group of `pattern` in a question writer's prompt (the prompt always holds it)."""
+    found = re.search(pattern, prompt)
+    assert found is not None, prompt
+    return found.group(1)
+
+
+def scripted_questions(prompt: str) -> str:
+    """A numbered list of the asked count of questions naming the passage's title and a few of its words
+    each, so the questions are about their chunk (what QuOTE's search needs to find it)."""
+    title = field_of(r"Passage title: (.*)", prompt)
+    text = prompt.split("Passage:\n", 1)[1].rsplit("\n\nWrite ", 1)[0]
+    count = int(field_of(r"Write (\d+) questions", prompt))
+    words = text.split()
+    return "\n".join(
+        f"{n + 1}. What does {title} say about {' '.join(words[4 * n : 4 * n + 4])}?" for n in range(count)
+    )
+
+
+def scripted_writer() -> tuple[LLMQuestionWriter, ScriptedChatModel]:
+    llm, model = scripted_gateway(scripted_questions)
+    return LLMQuestionWriter(llm, concurrency=1), model

@@ -3,17 +3,22 @@ real index (real Chroma, MiniLM and reranker) whose questions and edges a script
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from graphs import biqog
 from graphs.registry import extras_for
-from hopgraph.api import methods
+from hopgraph import Settings
+from hopgraph.api import methods, services_for
+from hopgraph.cli import app
 from hopgraph.providers import BoundIndexes
 from nodes.biqog import traverse
 from nodes.context import BiqogContext
+from nodes.edge_judge import LLMEdgeJudge
 from stores.extras import ExtraMissingError
 from stores.index import IndexStore
 from stores.question_graph import (
@@ -26,8 +31,8 @@ from stores.question_graph import (
 from stores.questions import QUESTIONS, QuestionParams, StoredQuestion
 from tests.embedders import minilm as new_minilm
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
-from tests.test_biqog_edges import build, scripted_models
-from tests.test_quote import DOCS, PER_CHUNK, SMALL
+from tests.test_biqog_edges import build, scripted_models, scripted_reply
+from tests.test_quote import DOCS, PER_CHUNK, SMALL, corpus_folder
 
 # q1 - a, b;  q2 - b, c;  q3 - c, d;  q4 - e.  From q1: hop 1 reaches a and b, hop 2 (through q2, which b
 # shares with q1) reaches c, hop 3 (through q3) reaches d; e is never reached. Scores are the "reranker's".
@@ -142,3 +147,51 @@ def test_biqog_on_an_index_without_the_graph_names_the_command_that_adds_it(
     )
     with pytest.raises(ExtraMissingError, match=f"--with {QUESTION_GRAPH.name}"):
         run_biqog(store, services, "Where is Mount Etna?")
+
+
+@pytest.fixture
+def scripted_judge_cli(
+    scripted_cli: ScriptedChatModel, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> ScriptedChatModel:
+    """`hopgraph` in this process (test_quote's scripted question writer), its edge judge scripted too."""
+    llm, model = scripted_gateway(scripted_reply)
+    monkeypatch.setitem(services_for(settings)._built, "edge_judge", LLMEdgeJudge(llm, 1))
+    return model
+
+
+def test_dry_run_counts_the_judge_calls_and_times_a_warm_up_of_them(
+    tmp_path: Path, settings: Settings, scripted_cli: ScriptedChatModel, scripted_judge_cli: ScriptedChatModel
+) -> None:
+    corpus = corpus_folder(tmp_path, DOCS)
+    args = ["index", str(corpus), "--name", "biqog-dry", "--method", "biqog", "--dry-run"]
+    shown = CliRunner().invoke(app, [*args, "--max-chunks", "2", "--candidates", "1"])
+    assert shown.exit_code == 0, shown.output
+    assert "LLM calls: 2 (one per chunk), questions: up to 20 (10 per chunk)" in shown.output
+    assert "judge calls: at most 40 (20 questions x (1 own + 1 nearest) chunks, less 0" in shown.output
+    assert "judge warm-up: 2 call(s)" in shown.output and "for the 40 calls, 1 at a time" in shown.output
+    assert len(scripted_cli.prompts) == 2 and len(scripted_judge_cli.prompts) == 2
+    assert not services_for(settings).indexes.store.exists("biqog-dry")
+
+
+def test_index_method_biqog_prints_the_graph_and_ask_shows_the_walk(
+    tmp_path: Path, settings: Settings, scripted_judge_cli: ScriptedChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = corpus_folder(tmp_path, DOCS)
+    args = ["index", str(corpus), "--name", "biqog-cli", "--method", "biqog", "--questions-per-chunk", "2"]
+    built = CliRunner().invoke(app, [*args, "--candidates", "1"])
+    assert built.exit_code == 0, built.output
+    info = services_for(settings).indexes.store.current_manifest("biqog-cli").extras[QUESTION_GRAPH.name]
+    assert info.pairs == 2 * info.questions and len(scripted_judge_cli.prompts) == info.pairs
+    assert f"question graph: {info.edges} edges from {info.pairs} judged pairs" in built.output
+    assert re.search(r"verdicts: yes \d+, no \d+, malformed \d+", built.output)
+    assert f"LLM this run: {info.pairs} calls" in built.output
+
+    reader, _ = scripted_gateway(lambda _prompt: "Warsaw")
+    monkeypatch.setitem(services_for(settings)._built, "llm", reader)
+    asked = CliRunner().invoke(
+        app, ["ask", "Where was Marie Curie born?", "--index", "biqog-cli", "--method", "biqog", "--k", "2"]
+    )
+    assert asked.exit_code == 0, asked.output
+    assert re.search(r"question #1\s+hop 1 [\d.]+ What does Marie Curie say about", asked.output)
+    assert re.search(r"hop 1 from 5 question\(s\): \d+ new chunk\(s\), kept", asked.output)
+    assert "Answer: Warsaw" in asked.output

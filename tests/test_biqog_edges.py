@@ -20,8 +20,8 @@ from stores.index import IndexStore
 from stores.question_graph import GRAPH_FILE, JOURNAL, QUESTION_GRAPH, QuestionGraphParams, read_judgements
 from stores.questions import QUESTIONS, QuestionParams
 from tests.embedders import minilm as new_minilm
-from tests.scripted import ScriptedChatModel, killed_run, scripted_gateway
-from tests.test_quote import DOCS, NEW_DOC, PER_CHUNK, SMALL, field_of, scripted_questions
+from tests.scripted import ScriptedChatModel, field_of, killed_run, scripted_gateway, scripted_questions
+from tests.test_quote import DOCS, NEW_DOC, PER_CHUNK, SMALL
 
 CANDIDATES = 2
 UNSURE_TITLE = "Sourdough"  # the scripted judge answers neither Yes nor No about this document's chunks
