@@ -28,7 +28,7 @@ from stores.question_graph import QUESTION_GRAPH, QuestionGraphInfo, QuestionGra
 from stores.questions import QUESTIONS, QuestionParams, QuestionsInfo
 
 if TYPE_CHECKING:
-    from hopgraph.api import QuestionCost
+    from hopgraph.api import JudgeCost, QuestionCost
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
 console = Console()
@@ -124,12 +124,7 @@ def _show_cost(cost: QuestionCost) -> None:
         f"  LLM calls: {cost.calls} (one per chunk), questions: up to {cost.calls * cost.params.per_chunk} "
         f"({cost.params.per_chunk} per chunk)"
     )
-    if cost.estimate_seconds is not None:
-        measured = ", ".join(f"{seconds:.1f} s" for seconds in cost.warmup_seconds)
-        console.print(
-            f"  warm-up: {len(cost.warmup_seconds)} call(s), {measured} -> about "
-            f"{cost.estimate_seconds / 60:.1f} min for the {cost.calls} calls, {cost.concurrency} at a time"
-        )
+    if _show_warmup("warm-up", cost):
         for question in cost.sample:
             console.print(f"    {escape(question)}")
     if (edges := cost.edges) is not None:
@@ -137,14 +132,20 @@ def _show_cost(cost: QuestionCost) -> None:
             f"  judge calls: at most {edges.calls} ({edges.questions} questions x (1 own + "
             f"{edges.params.candidates} nearest) chunks, less {edges.held} verdicts already held)"
         )
-        if edges.estimate_seconds is not None:
-            measured = ", ".join(f"{seconds:.1f} s" for seconds in edges.warmup_seconds)
-            console.print(
-                f"  judge warm-up: {len(edges.warmup_seconds)} call(s), {measured} -> about "
-                f"{edges.estimate_seconds / 60:.1f} min for the {edges.calls} calls, "
-                f"{edges.concurrency} at a time"
-            )
+        _show_warmup("judge warm-up", edges)
     console.print("[dim]nothing was built; the build asks for the warm-up's questions again[/]")
+
+
+def _show_warmup(label: str, cost: QuestionCost | JudgeCost) -> bool:
+    """One kind of call's measured warm-up and the time it predicts; False when nothing was measured."""
+    if cost.estimate_seconds is None:
+        return False
+    measured = ", ".join(f"{seconds:.1f} s" for seconds in cost.warmup_seconds)
+    console.print(
+        f"  {label}: {len(cost.warmup_seconds)} call(s), {measured} -> about "
+        f"{cost.estimate_seconds / 60:.1f} min for the {cost.calls} calls, {cost.concurrency} at a time"
+    )
+    return True
 
 
 @app.command()
