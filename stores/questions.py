@@ -301,7 +301,7 @@ class QuestionStore:
             )
             for row in order
         ]
-        vectors = np.asarray(stored["embeddings"], dtype=np.float32).reshape(len(order), -1)[order]
+        vectors = np.asarray(stored["embeddings"], dtype=np.float32)[order]  # (0,) when there are none
         return questions, vectors
 
 

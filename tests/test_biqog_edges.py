@@ -200,3 +200,12 @@ def test_a_new_document_is_judged_only_where_it_is_new(tmp_path: Path, minilm: A
         chunk.startswith(f"{NEW_DOC.title}:") or NEW_DOC.title in question for chunk, question in judged_now
     )
     assert info.reused == info.pairs - info.judged and info.reused <= first.pairs
+
+
+def test_no_questions_kept_makes_an_empty_graph_not_an_error(tmp_path: Path, minilm: Any) -> None:
+    store = IndexStore(tmp_path / "indexes")
+    models, model = scripted_models(lambda prompt: "No." if is_judge_call(prompt) else "")
+    info = build(store, minilm, models, DOCS).manifest.extras[QUESTION_GRAPH.name]
+    assert (info.questions, info.pairs, info.edges) == (0, 0, 0)
+    assert not any(is_judge_call(prompt) for prompt in model.prompts)
+    assert store.open("tiny", minilm).extra(QUESTION_GRAPH.name).chunks_of([]) == []
