@@ -323,8 +323,8 @@ class BiqogContext(RetrievalContext):
     hops: int = parameter(
         2,
         "Hops: each collects the chunks adjacent to the current questions and moves to the questions "
-        "adjacent to the kept ones (at least 1; 2 reaches chunks that share a question with a chunk of the "
-        "seeds', the two-article links most MultiHop-RAG queries need).",
+        "adjacent to the kept ones (at least 1; 2 reaches the chunks that share a question with a chunk of "
+        "the seeds': one link beyond what the seeds alone find).",
     )
     width: int = parameter(
         5,
