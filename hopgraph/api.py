@@ -230,7 +230,7 @@ def question_cost(
     if QUESTIONS.name not in wanted:
         raise ConfigError(
             f"A dry run measures the LLM work of the {QUESTIONS.name} extra, which this build of {name!r} "
-            f"does not include: add `--method quote` or `--with {QUESTIONS.name}`."
+            f"does not include: add `--method quote`, `--method biqog` or `--with {QUESTIONS.name}`."
         )
     params: QuestionParams = wanted[QUESTIONS.name]
     docs = path if isinstance(path, list) else load_corpus(path)

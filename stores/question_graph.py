@@ -28,6 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -113,12 +114,12 @@ class Pair:
     def key(self) -> tuple[str, str]:
         return (self.question.entry_id, self.chunk.id)
 
-    @property
+    @cached_property
     def digest(self) -> str:
-        """What a verdict depends on: the question's text and the chunk's title and text."""
-        return hashlib.sha256(f"{self.question.question}\n{chunk_digest(self.chunk)}".encode()).hexdigest()[
-            :16
-        ]
+        """What a verdict depends on: the question's text and the chunk's title and text (computed once: a
+        build compares every pair with two journals)."""
+        texts = f"{self.question.question}\n{chunk_digest(self.chunk)}"
+        return hashlib.sha256(texts.encode()).hexdigest()[:16]
 
     def judged_by(self, record: Judgement | None) -> bool:
         return record is not None and record.digest == self.digest
