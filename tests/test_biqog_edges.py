@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from nodes.edge_judge import LLMEdgeJudge
+from nodes.llm import LLMGateway, RoleModel
 from nodes.questions import LLMQuestionWriter
 from prompts import edge_judge
 from stores.index import IndexStore
@@ -209,3 +210,19 @@ def test_no_questions_kept_makes_an_empty_graph_not_an_error(tmp_path: Path, min
     assert (info.questions, info.pairs, info.edges) == (0, 0, 0)
     assert not any(is_judge_call(prompt) for prompt in model.prompts)
     assert store.open("tiny", minilm).extra(QUESTION_GRAPH.name).chunks_of([]) == []
+
+
+def test_a_remote_judge_works_concurrently_and_an_in_process_one_serially(
+    tmp_path: Path, minilm: Any
+) -> None:
+    llm, model = scripted_gateway(scripted_reply)  # a scripted model is not exclusive, as a remote one
+    models = {"question_writer": LLMQuestionWriter(llm, 1), "edge_judge": LLMEdgeJudge(llm, concurrency=3)}
+    assert models["edge_judge"].concurrency == 3
+    store = IndexStore(tmp_path / "indexes")
+    info = build(store, minilm, models, DOCS).manifest.extras[QUESTION_GRAPH.name]
+    judged = [judged_pair(prompt) for prompt in model.prompts if is_judge_call(prompt)]
+    assert len(judged) == len(set(judged)) == info.pairs == info.judged
+    assert len(read_judgements(store.root / "tiny" / "current" / "question_graph" / JOURNAL)) == info.pairs
+
+    exclusive = LLMGateway({}, RoleModel(model, "scripted", "scripted chat model", exclusive=True))
+    assert LLMEdgeJudge(exclusive, concurrency=3).concurrency == 1
