@@ -7,6 +7,7 @@ from collections.abc import Callable
 from langgraph.graph import StateGraph
 
 from graphs import (
+    biqog,
     chainrag,
     decomposition,
     ircot,
@@ -34,6 +35,7 @@ METHODS: dict[str, Builder] = {
     "multimeta": multimeta.build,
     "treehop": treehop.build,
     "quote": quote.build,
+    "biqog": biqog.build,
 }
 
 # The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index
@@ -42,6 +44,7 @@ METHOD_EXTRAS: dict[str, tuple[str, ...]] = {
     "chainrag": ("sentence_graph",),
     "multimeta": ("metadata",),
     "quote": ("questions",),
+    "biqog": ("question_graph",),  # built on the questions extra, which comes with it
 }
 
 

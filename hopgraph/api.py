@@ -22,10 +22,12 @@ from langgraph.graph.state import CompiledStateGraph
 from graphs.registry import METHODS, builder, extras_for
 from hopgraph.providers import ConfigError, Services
 from hopgraph.settings import Settings
-from stores.chunking import chunk_corpus
+from stores.chunking import Chunk, chunk_corpus
 from stores.documents import Document, load_corpus
 from stores.extra_registry import extra_named, in_build_order
 from stores.index import BuildResult, IndexParams, IndexStore
+from stores.question_graph import JOURNAL as EDGE_JOURNAL
+from stores.question_graph import QUESTION_GRAPH, QuestionGraphParams, read_judgements
 from stores.questions import JOURNAL, QUESTIONS, QuestionParams, read_journal, unwritten
 
 _services: dict[str, Services] = {}
@@ -139,6 +141,8 @@ def _wanted_extras(
         wanted = {extra: info.params for extra, info in current.extras.items()}
     for extra in extras or ():
         wanted.setdefault(extra, extra_named(extra).params_type())
+    for extra in in_build_order(wanted):  # what they are built on, so its parameters can be given too
+        wanted.setdefault(extra.name, extra.params_type())
     for extra, extra_param in (extra_params or {}).items():
         if extra not in wanted:
             raise ConfigError(
@@ -149,6 +153,33 @@ def _wanted_extras(
     return wanted
 
 
+def _mean_time(seconds: Sequence[float], calls: int, concurrency: int) -> float | None:
+    """`calls` at the measured mean time per call, `concurrency` at a time (None: nothing measured)."""
+    return statistics.mean(seconds) * calls / concurrency if seconds else None
+
+
+@dataclass(frozen=True)
+class JudgeCost:
+    """What building the `question_graph` extra would cost (part of a `--dry-run`'s QuestionCost).
+
+    `questions`: the questions its edges are judged for (those the current build holds, and `per_chunk` for
+    each chunk still to be written: an upper bound, as the parser drops some); `calls`: at most one judge
+    call per question and candidate chunk (1 + `candidates`), less `held`, the verdicts the current build
+    already holds; `warmup_seconds`: judge calls timed on the warm-up's questions against their own chunk.
+    """
+
+    params: QuestionGraphParams
+    questions: int
+    held: int
+    calls: int
+    concurrency: int
+    warmup_seconds: list[float]
+
+    @property
+    def estimate_seconds(self) -> float | None:
+        return _mean_time(self.warmup_seconds, self.calls, self.concurrency)
+
+
 @dataclass(frozen=True)
 class QuestionCost:
     """What building an index's `questions` extra would cost, measured before paying for it (`--dry-run`).
@@ -156,6 +187,7 @@ class QuestionCost:
     `chunks`: the corpus's chunks; `asked_about`: those the build asks about (all, or `max_chunks`);
     `reused`: of those, chunks whose questions the current build already holds (not asked again); `calls`:
     LLM calls left to make, one per chunk; `warmup_seconds`: the measured calls; `sample`: what they wrote.
+    `edges`: the question graph's judge calls, when the build includes that extra.
     """
 
     params: QuestionParams
@@ -166,13 +198,12 @@ class QuestionCost:
     concurrency: int
     warmup_seconds: list[float]
     sample: list[str]
+    edges: JudgeCost | None = None
 
     @property
     def estimate_seconds(self) -> float | None:
         """The calls left at the warm-up's mean time per call, `concurrency` at a time (None: no warm-up)."""
-        if not self.warmup_seconds:
-            return None
-        return statistics.mean(self.warmup_seconds) * self.calls / self.concurrency
+        return _mean_time(self.warmup_seconds, self.calls, self.concurrency)
 
 
 def question_cost(
@@ -185,11 +216,12 @@ def question_cost(
     extra_params: Mapping[str, Any] | None = None,
     warmup: int = 2,
 ) -> QuestionCost:
-    """Count the question writer's calls a build would make and time `warmup` of them; builds nothing.
+    """Count the LLM calls a build's questions (and question graph) would make and time `warmup` of each
+    kind; builds nothing.
 
     The chunks are cut as the build would cut them; chunks whose questions the index's current build
-    holds are not counted (a build reuses them). The warm-up's questions are not kept: the build asks for
-    them again (from the response cache when `llm_cache` is on).
+    holds are not counted (a build reuses them). The warm-up's questions and verdicts are not kept: the
+    build asks for them again (from the response cache when `llm_cache` is on).
     """
     settings = settings or Settings()
     services = services_for(settings)
@@ -198,22 +230,34 @@ def question_cost(
     if QUESTIONS.name not in wanted:
         raise ConfigError(
             f"A dry run measures the LLM work of the {QUESTIONS.name} extra, which this build of {name!r} "
-            f"does not include: add `--method quote` or `--with {QUESTIONS.name}`."
+            f"does not include: add `--method quote`, `--method biqog` or `--with {QUESTIONS.name}`."
         )
     params: QuestionParams = wanted[QUESTIONS.name]
     docs = path if isinstance(path, list) else load_corpus(path)
     chunks = chunk_corpus(docs, services.embedder.token_spans, settings.chunk_size, settings.chunk_overlap)
     asked_about = params.selected(chunks)
     current = store.extra_directory(name, QUESTIONS.name)
-    todo = unwritten(asked_about, params.per_chunk, read_journal(current / JOURNAL) if current else {})
+    held = read_journal(current / JOURNAL) if current else {}
+    todo = unwritten(asked_about, params.per_chunk, held)
     writer = services.question_writer
     seconds: list[float] = []
-    sample: list[str] = []
+    sample: list[tuple[Chunk, str]] = []
     for chunk in todo[:warmup]:
         started = time.perf_counter()
         questions, _ = writer.write(chunk.title, chunk.text, params.per_chunk)
         seconds.append(time.perf_counter() - started)
-        sample.extend(questions)
+        sample.extend((chunk, question) for question in questions)
+    edges = None
+    if QUESTION_GRAPH.name in wanted:
+        unwritten_ids = {chunk.id for chunk in todo}
+        written = sum(len(held[chunk.id].questions) for chunk in asked_about if chunk.id not in unwritten_ids)
+        edges = _judge_cost(
+            wanted[QUESTION_GRAPH.name],
+            name,
+            written + params.per_chunk * len(todo),
+            sample[:warmup],
+            services,
+        )
     return QuestionCost(
         params=params,
         chunks=len(chunks),
@@ -222,7 +266,34 @@ def question_cost(
         calls=len(todo),
         concurrency=writer.concurrency,
         warmup_seconds=seconds,
-        sample=sample,
+        sample=[question for _, question in sample],
+        edges=edges,
+    )
+
+
+def _judge_cost(
+    params: QuestionGraphParams,
+    name: str,
+    questions: int,
+    warmup: Sequence[tuple[Chunk, str]],
+    services: Services,
+) -> JudgeCost:
+    """The question graph's judge calls for `questions` questions, timed on the `warmup` pairs."""
+    current = services.indexes.store.extra_directory(name, QUESTION_GRAPH.name)
+    held = len(read_judgements(current / EDGE_JOURNAL)) if current else 0
+    judge = services.edge_judge
+    seconds: list[float] = []
+    for chunk, question in warmup:
+        started = time.perf_counter()
+        judge.judge(chunk.title, chunk.text, question)
+        seconds.append(time.perf_counter() - started)
+    return JudgeCost(
+        params=params,
+        questions=questions,
+        held=held,
+        calls=max(0, questions * (1 + params.candidates) - held),
+        concurrency=judge.concurrency,
+        warmup_seconds=seconds,
     )
 
 

@@ -20,13 +20,15 @@ from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.cli_train import register as register_train_commands
 from hopgraph.progress import stage_reporter, stages_bar
 from hopgraph.settings import Settings
+from prompts.edge_judge import VERDICTS
 from prompts.questions import OUTCOMES
 from stores.errors import HopgraphError
 from stores.extra_registry import EXTRAS
+from stores.question_graph import QUESTION_GRAPH, QuestionGraphInfo, QuestionGraphParams
 from stores.questions import QUESTIONS, QuestionParams, QuestionsInfo
 
 if TYPE_CHECKING:
-    from hopgraph.api import QuestionCost
+    from hopgraph.api import JudgeCost, QuestionCost
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
 console = Console()
@@ -70,6 +72,8 @@ def _index(
     )
     if (questions := m.extras.get(QUESTIONS.name)) is not None:
         _show_questions(questions, services_for(settings).question_writer.spent)
+    if (graph := m.extras.get(QUESTION_GRAPH.name)) is not None:
+        _show_question_graph(graph, services_for(settings).edge_judge.spent)
 
 
 def _show_questions(info: QuestionsInfo, spent: Mapping[str, float]) -> None:
@@ -81,12 +85,31 @@ def _show_questions(info: QuestionsInfo, spent: Mapping[str, float]) -> None:
     )
     counts = ", ".join(f"{outcome} {info.parse[outcome]}" for outcome in OUTCOMES if info.parse.get(outcome))
     console.print(f"  parser: {counts or 'nothing parsed'}")
+    _show_spent(spent, "chunk")
+
+
+def _show_question_graph(info: QuestionGraphInfo, spent: Mapping[str, float]) -> None:
+    """The question graph's size, the judge's verdicts and what this run's judge calls cost."""
+    verdicts = ", ".join(
+        f"{verdict} {info.verdicts[verdict]}" for verdict in VERDICTS if info.verdicts.get(verdict)
+    )
+    console.print(
+        f"question graph: {info.edges} edges from {info.pairs} judged pairs ({info.questions} questions, "
+        f"each with its own chunk and {info.params.candidates} nearest); {info.judged} judged for this "
+        f"build, {info.reused} reused from the previous build"
+    )
+    console.print(f"  verdicts: {verdicts or 'none'}")
+    _show_spent(spent, "judgement")
+
+
+def _show_spent(spent: Mapping[str, float], unit: str) -> None:
+    """What this run's calls of an index-time LLM role cost (nothing when every result was reused)."""
     if spent.get("calls"):
         calls = int(spent["calls"])
         console.print(
             f"  LLM this run: {calls} calls, {int(spent['prompt_tokens'])} prompt tokens "
             f"({int(spent['cached_tokens'])} reused), {int(spent['completion_tokens'])} completion, "
-            f"{spent['seconds']:.1f} s ({spent['seconds'] / calls:.1f} s a chunk)"
+            f"{spent['seconds']:.1f} s ({spent['seconds'] / calls:.1f} s a {unit})"
         )
 
 
@@ -101,15 +124,28 @@ def _show_cost(cost: QuestionCost) -> None:
         f"  LLM calls: {cost.calls} (one per chunk), questions: up to {cost.calls * cost.params.per_chunk} "
         f"({cost.params.per_chunk} per chunk)"
     )
-    if cost.estimate_seconds is not None:
-        measured = ", ".join(f"{seconds:.1f} s" for seconds in cost.warmup_seconds)
-        console.print(
-            f"  warm-up: {len(cost.warmup_seconds)} call(s), {measured} -> about "
-            f"{cost.estimate_seconds / 60:.1f} min for the {cost.calls} calls, {cost.concurrency} at a time"
-        )
+    if _show_warmup("warm-up", cost):
         for question in cost.sample:
             console.print(f"    {escape(question)}")
+    if (edges := cost.edges) is not None:
+        console.print(
+            f"  judge calls: at most {edges.calls} ({edges.questions} questions x (1 own + "
+            f"{edges.params.candidates} nearest) chunks, less {edges.held} verdicts already held)"
+        )
+        _show_warmup("judge warm-up", edges)
     console.print("[dim]nothing was built; the build asks for the warm-up's questions again[/]")
+
+
+def _show_warmup(label: str, cost: QuestionCost | JudgeCost) -> bool:
+    """One kind of call's measured warm-up and the time it predicts; False when nothing was measured."""
+    if cost.estimate_seconds is None:
+        return False
+    measured = ", ".join(f"{seconds:.1f} s" for seconds in cost.warmup_seconds)
+    console.print(
+        f"  {label}: {len(cost.warmup_seconds)} call(s), {measured} -> about "
+        f"{cost.estimate_seconds / 60:.1f} min for the {cost.calls} calls, {cost.concurrency} at a time"
+    )
+    return True
 
 
 @app.command()
@@ -153,12 +189,19 @@ def index(
         int | None,
         typer.Option(help="Write questions for the first N chunks only (a trial; 0 = all, the default)"),
     ] = None,
+    candidates: Annotated[
+        int | None,
+        typer.Option(
+            help="Chunks besides its own each question is judged against for the question_graph extra "
+            "(BiQOG; default 4)"
+        ),
+    ] = None,
     dry_run: Annotated[
         bool,
         typer.Option(
             "--dry-run",
-            help="Print the questions extra's LLM calls and a time estimate from two measured calls; "
-            "build nothing",
+            help="Print the LLM calls of the questions extra (and the question graph's judge calls) with a "
+            "time estimate from two measured calls of each; build nothing",
         ),
     ] = False,
 ) -> None:
@@ -173,6 +216,8 @@ def index(
             per_chunk=defaults.per_chunk if questions_per_chunk is None else questions_per_chunk,
             max_chunks=defaults.max_chunks if max_chunks is None else max_chunks,
         )
+    if candidates is not None:
+        extra_params[QUESTION_GRAPH.name] = QuestionGraphParams(candidates=candidates)
     if dry_run:
         from hopgraph.api import question_cost
 
@@ -188,8 +233,8 @@ def index(
 # (Iter-RetGen).
 _PASSAGE_KEYS = ("evidence", "gathered")
 # TreeHop's retrieval tree (one node a line) and its next queries (384 numbers each: only counted);
-# QuOTE's matched questions (one a line).
-_TREE_KEYS = ("tree", "frontier", "question_hits")
+# QuOTE's matched questions and BiQOG's seed questions (one a line); BiQOG's traversal (one hop a line).
+_TREE_KEYS = ("tree", "frontier", "question_hits", "traversal")
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
@@ -211,6 +256,12 @@ def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
         console.print(
             f"  [blue]question[/] #{hit['rank']:<3} hop {hit['hop']} {hit['score']:.3f} "
             f"{escape(hit['question'][:90])} [dim]{hit['chunk_id']}[/]"
+        )
+    for hop in update.get("traversal", []):
+        kept = ", ".join(hop["kept"])
+        console.print(
+            f"  [blue]hop {hop['hop']}[/] from {len(hop['questions'])} question(s): {len(hop['chunks'])} new "
+            f"chunk(s), kept [dim]{kept or 'none'}[/]"
         )
     if "frontier" in update:
         console.print(f"  [yellow]frontier[/]: {len(update['frontier'])} query embedding(s) for the next hop")

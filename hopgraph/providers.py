@@ -16,6 +16,7 @@ from langchain_core.language_models import BaseChatModel
 
 from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
 from hopgraph.settings import RoleSettings, Settings
+from nodes.edge_judge import LLMEdgeJudge
 from nodes.llm import LLMGateway, ResponseCache, RoleModel
 from nodes.protocols import Reranker
 from nodes.questions import LLMQuestionWriter
@@ -329,6 +330,11 @@ class Services:
         return self._shared(
             "question_writer", lambda: LLMQuestionWriter(self.llm, self.settings.index_concurrency)
         )
+
+    @property
+    def edge_judge(self) -> LLMEdgeJudge:
+        """Judges the `question_graph` extra's question-chunk edges at index time (role "edge_judge")."""
+        return self._shared("edge_judge", lambda: LLMEdgeJudge(self.llm, self.settings.index_concurrency))
 
     def treehop_model(self, checkpoint: str) -> TreeHopUpdate:
         """TreeHop's update from `checkpoint`, or (empty) the configured default: `treehop_checkpoint`, else

@@ -103,8 +103,8 @@ class Settings(BaseSettings):
     stay under data_dir."""
 
     index_concurrency: int = Field(default=4, ge=1)
-    """LLM calls in flight at once while an index is built (question writing) against a remote provider;
-    the in-process local model takes one at a time whatever this says."""
+    """LLM calls in flight at once while an index is built (question writing, edge judging) against a remote
+    provider; the in-process local model takes one at a time whatever this says."""
 
     checkpointer: str | None = None
     """`sqlite:///PATH` (default DATA_DIR/checkpoints.sqlite) or a `postgresql://` URL."""

@@ -13,6 +13,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,22 @@ class RoleModel:
 class LLMReply:
     text: str
     usage: LLMUsage
+
+
+class UsageTotals(Counter[str]):
+    """What a run's calls cost, summed (calls, prompt / reused / completion tokens, seconds): index-time LLM
+    work is reported per run by the index command, and its workers add to it from several threads."""
+
+    KEYS = ("calls", "prompt_tokens", "cached_tokens", "completion_tokens", "seconds")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def add(self, usage: LLMUsage) -> None:
+        with self._lock:
+            for key in self.KEYS:
+                self[key] += usage[key]
 
 
 class ResponseCache:
@@ -208,3 +225,23 @@ class LLMGateway:
             cache_hits=hits,
             echoes=echoes,
         )
+
+
+class IndexTimeCaller:
+    """What an index extra's LLM side (question writer, edge judge) shares: one role's calls, the identity
+    that keys the extra's build (model and prompt version: another of either does the work anew), how many
+    calls may run at once (one against an in-process model, which the gateway serialises anyway), and the
+    run's summed cost for the index command's report."""
+
+    def __init__(self, llm: LLMGateway, role: str, prompt_version: str, concurrency: int) -> None:
+        chosen = llm.model_for(role)
+        self.llm = llm
+        self.role = role
+        self.identity = f"{chosen.model_id}|{prompt_version}"
+        self.concurrency = 1 if chosen.exclusive else max(1, concurrency)
+        self.spent = UsageTotals()
+
+    def _complete(self, messages: Sequence[BaseMessage], max_tokens: int, guard: EchoGuard) -> str:
+        reply = self.llm.complete(self.role, messages, max_tokens=max_tokens, guard=guard)
+        self.spent.add(reply.usage)
+        return reply.text

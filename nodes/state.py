@@ -412,3 +412,27 @@ class QuoteOutput(AnswerOutput, total=False):
     """What a QuOTE run returns: the answer and its evidence, and the questions that retrieved it."""
 
     question_hits: list[QuestionHit]
+
+
+class TraversalHop(TypedDict):
+    """One hop of BiQOG's traversal: the questions it started from (their texts), the chunks adjacent to
+    them that no earlier hop collected (ids, reranked, best first), and the `width` of those it kept, whose
+    questions the next hop starts from."""
+
+    hop: int
+    questions: list[str]
+    chunks: list[str]
+    kept: list[str]
+
+
+class BiqogState(QuoteState, total=False):
+    """BiQOG's retrieval trace: `question_hits` are the seed questions (hop 1) and `traversal` the path from
+    them, hop by hop (chunks collected and kept, the questions moved to)."""
+
+    traversal: list[TraversalHop]
+
+
+class BiqogOutput(QuoteOutput, total=False):
+    """What a BiQOG run returns: the answer and its evidence, the seed questions and the traversal."""
+
+    traversal: list[TraversalHop]

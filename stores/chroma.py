@@ -34,6 +34,8 @@ from chromadb.api.models.Collection import Collection
 from stores.errors import HopgraphError
 from stores.files import batches
 
+# The base collection of every build: one entry per chunk (its vector, text and metadata).
+CHUNK_COLLECTION = "chunks"
 # Chroma's SQLite layer limits how many ids one `get` may name; stay far below it.
 GET_BATCH = 1000
 

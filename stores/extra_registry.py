@@ -7,10 +7,13 @@ from typing import Any
 
 from stores.extras import Extra, UnknownExtraError
 from stores.metadata import METADATA
+from stores.question_graph import QUESTION_GRAPH
 from stores.questions import QUESTIONS
 from stores.sentence_graph import SENTENCE_GRAPH
 
-EXTRAS: dict[str, Extra[Any, Any]] = {extra.name: extra for extra in (SENTENCE_GRAPH, METADATA, QUESTIONS)}
+EXTRAS: dict[str, Extra[Any, Any]] = {
+    extra.name: extra for extra in (SENTENCE_GRAPH, METADATA, QUESTIONS, QUESTION_GRAPH)
+}
 
 
 def extra_named(name: str) -> Extra[Any, Any]:

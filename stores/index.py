@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 
 from stores.bm25 import BM25Index, reciprocal_rank_fusion
-from stores.chroma import GET_BATCH, BuildCollections, ChromaPlace, EmbeddedChroma
+from stores.chroma import CHUNK_COLLECTION, GET_BATCH, BuildCollections, ChromaPlace, EmbeddedChroma
 from stores.chunking import Chunk, chunk_document
 from stores.documents import Document, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
@@ -49,7 +49,7 @@ from stores.protocols import Embedder, Progress
 SearchMode = Literal["dense", "bm25", "hybrid"]
 BuildStatus = Literal["built", "unchanged", "resumed"]
 
-COLLECTION = "chunks"
+COLLECTION = CHUNK_COLLECTION
 EMBED_BATCH = 64
 FUSION_DEPTH = 50
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")

@@ -97,3 +97,18 @@ class QuestionWriter(Protocol):
     concurrency: int
 
     def write(self, title: str, text: str, count: int) -> tuple[list[str], dict[str, int]]: ...
+
+
+@runtime_checkable
+class EdgeJudge(Protocol):
+    """Judges whether a chunk answers a question (an LLM behind it, which the stores never see).
+
+    `identity` names the model and prompt (another of either judges otherwise, so it makes another index
+    build); `concurrency` is how many calls may run at once (1 for an in-process model). `judge` returns
+    "yes", "no" or "malformed" (a reply that was neither; it makes no edge).
+    """
+
+    identity: str
+    concurrency: int
+
+    def judge(self, title: str, text: str, question: str) -> str: ...

@@ -28,23 +28,21 @@ questions from the trial's file.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from chromadb.api.models.Collection import Collection
 
 from stores.chroma import BuildCollections
 from stores.chunking import Chunk
 from stores.extras import Extra, ExtraBuild, ExtraSource
 from stores.files import batches
+from stores.journal import Journal, read_records, run_journaled
 from stores.protocols import QuestionWriter
 
 QUESTIONS_COLLECTION = "questions"
@@ -125,15 +123,12 @@ def entry_id(chunk_id: str, number: int) -> str:
 
 
 def read_journal(path: Path) -> dict[str, WrittenChunk]:
-    """The complete lines of a journal by chunk id (a line cut short by a kill is not a record)."""
-    if not path.is_file():
-        return {}
-    records: dict[str, WrittenChunk] = {}
-    for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
-        if line.endswith("\n"):
-            record = WrittenChunk(**json.loads(line))
-            records[record.chunk_id] = record
-    return records
+    """The complete lines of a questions journal by chunk id."""
+    return read_records(path, WrittenChunk, _chunk_id)
+
+
+def _chunk_id(record: WrittenChunk) -> str:
+    return record.chunk_id
 
 
 def unwritten(chunks: Sequence[Chunk], asked: int, *journals: Mapping[str, WrittenChunk]) -> list[Chunk]:
@@ -149,62 +144,27 @@ def unwritten(chunks: Sequence[Chunk], asked: int, *journals: Mapping[str, Writt
     return [chunk for chunk in chunks if not written(chunk)]
 
 
-class QuestionJournal:
-    """The build's journal, open for appending: every record is on disk before `add` returns."""
+class QuestionJournal(Journal[WrittenChunk]):
+    """The build's questions journal, open for appending (stores.journal), records keyed by chunk id."""
 
     def __init__(self, path: Path) -> None:
-        self._cut_partial_line(path)
-        self.records = read_journal(path)
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed by close())
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _cut_partial_line(path: Path) -> None:
-        """Drop a last line a kill cut short, so the next record starts on a line of its own."""
-        if not path.is_file():
-            return
-        data = path.read_bytes()
-        complete = data.rfind(b"\n") + 1
-        if complete < len(data):
-            with open(path, "r+b") as handle:
-                handle.truncate(complete)
-
-    def add(self, *records: WrittenChunk) -> None:
-        """Append `records` with one fsync (a whole previous build's worth is copied in one go)."""
-        with self._lock:
-            self._handle.writelines(
-                json.dumps(asdict(record), ensure_ascii=False) + "\n" for record in records
-            )
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self.records.update((record.chunk_id, record) for record in records)
-
-    def close(self) -> None:
-        self._handle.close()
+        super().__init__(path, WrittenChunk, _chunk_id)
 
 
 def _write_missing(
     todo: Sequence[Chunk], writer: QuestionWriter, asked: int, journal: QuestionJournal, job: ExtraBuild[Any]
 ) -> None:
-    """Ask the writer for every chunk of `todo`, `writer.concurrency` at a time.
-
-    Each worker journals its chunk's questions itself before it takes the next chunk, so a kill finds every
-    finished call on disk except those whose reply was still being written down. On a failure the calls not
-    yet started are cancelled."""
+    """Ask the writer for every chunk of `todo`, `writer.concurrency` at a time, each journaled on return."""
     total = len(journal.records) + len(todo)
     job.report("questions", len(journal.records), total)
 
-    def ask(chunk: Chunk) -> None:
+    def ask(chunk: Chunk) -> WrittenChunk:
         questions, counts = writer.write(chunk.title, chunk.text, asked)
-        journal.add(WrittenChunk(chunk.id, chunk_digest(chunk), asked, questions, dict(counts)))
+        return WrittenChunk(chunk.id, chunk_digest(chunk), asked, questions, dict(counts))
 
-    pool = ThreadPoolExecutor(max_workers=max(1, writer.concurrency), thread_name_prefix="question-writer")
-    try:
-        for future in as_completed([pool.submit(ask, chunk) for chunk in todo]):
-            future.result()
-            job.report("questions", len(journal.records), total)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    run_journaled(
+        todo, ask, journal, writer.concurrency, lambda: job.report("questions", len(journal.records), total)
+    )
 
 
 def _embed_entries(
@@ -289,18 +249,37 @@ class QuestionMatch:
     score: float
 
 
+@dataclass(frozen=True)
+class StoredQuestion:
+    """A question as stored alone (the `questions` collection): its entry id, text and source chunk."""
+
+    entry_id: str
+    question: str
+    chunk_id: str
+
+
 class QuestionStore:
     """The questions of one build, opened for queries."""
 
     def __init__(self, collections: BuildCollections, info: QuestionsInfo) -> None:
         self.info = info
+        self._questions = collections.get(QUESTIONS_COLLECTION)
         self._entries = collections.get(QUESTION_CHUNKS_COLLECTION)
 
     def nearest_entries(self, vector: np.ndarray | Sequence[float], n: int) -> list[QuestionMatch]:
         """The `n` QuOTE entries (question with its chunk) nearest to `vector`, best first."""
+        return self._nearest(self._entries, vector, n)
+
+    def nearest_questions(self, vector: np.ndarray | Sequence[float], n: int) -> list[QuestionMatch]:
+        """The `n` questions (embedded alone) nearest to `vector`, best first: BiQOG's seed questions."""
+        return self._nearest(self._questions, vector, n)
+
+    def _nearest(
+        self, collection: Collection, vector: np.ndarray | Sequence[float], n: int
+    ) -> list[QuestionMatch]:
         if n <= 0 or self.info.questions == 0:
             return []
-        result = self._entries.query(
+        result = collection.query(
             query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
             n_results=min(n, self.info.questions),
             include=["documents", "metadatas", "distances"],
@@ -311,6 +290,19 @@ class QuestionStore:
                 result["documents"][0], result["metadatas"][0], result["distances"][0], strict=True
             )
         ]
+
+    def all_questions(self) -> tuple[list[StoredQuestion], np.ndarray]:
+        """Every question with its vector (embedded alone), ordered by entry id: what edges are formed for."""
+        stored = self._questions.get(include=["documents", "metadatas", "embeddings"])
+        order = sorted(range(len(stored["ids"])), key=lambda row: stored["ids"][row])
+        questions = [
+            StoredQuestion(
+                stored["ids"][row], stored["documents"][row], str(stored["metadatas"][row]["chunk_id"])
+            )
+            for row in order
+        ]
+        vectors = np.asarray(stored["embeddings"], dtype=np.float32)[order]  # (0,) when there are none
+        return questions, vectors
 
 
 class QuestionsExtra(Extra[QuestionParams, QuestionsInfo]):

@@ -20,6 +20,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS
 from hopgraph.local_model import ensure_gguf
+from tests.scripted import ScriptedChatModel, scripted_writer
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -73,3 +74,20 @@ def cli_env(settings: Settings, tmp_path: Path) -> Iterator[dict[str, str]]:
         COLUMNS="200",
     )
     yield env
+
+
+@pytest.fixture
+def scripted_cli(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> ScriptedChatModel:
+    """`hopgraph` run in this process over the session's settings, its question writer scripted."""
+    for key, value in {
+        "HOPGRAPH_DATA_DIR": str(settings.data_dir),
+        "HOPGRAPH_MODEL_DIR": str(settings.model_dir),
+        "HOPGRAPH_LOCAL_N_CTX": str(settings.local_n_ctx),
+        "HOPGRAPH_CONFIG": str(settings.data_dir / "absent.toml"),
+        "COLUMNS": "200",
+    }.items():
+        monkeypatch.setenv(key, value)
+    assert Settings() == settings
+    writer, model = scripted_writer()
+    monkeypatch.setitem(services_for(settings)._built, "question_writer", writer)
+    return model

@@ -1,11 +1,18 @@
-"""A scripted chat model for wiring tests: replies from a list, records the prompts it was sent.
+"""A scripted chat model for wiring tests: replies from a list, records the prompts it was sent; and the
+scripted question writer the index-extra tests build with.
 
 Named for what it is: it tests how graphs and nodes use the LLM, never what an LLM would answer.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -14,6 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
 from nodes.llm import LLMGateway, RoleModel
+from nodes.questions import LLMQuestionWriter
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -69,3 +77,37 @@ def stream_run(graph: Any, question: str, context: Any) -> tuple[list[str], dict
         else:
             values = chunk
     return steps, values
+
+
+def killed_run(module: str, function: str, *args: Any) -> None:
+    """Run `module.function(*args)` (literal arguments) in a child Python process over this repository and
+    check that it ended by SIGKILL, as `kill -9` would end it: how tests interrupt a build for real."""
+    repo = Path(__file__).resolve().parents[1]
+    code = f"from {module} import {function}; {function}({', '.join(map(repr, args))})"
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=repo, env=env, capture_output=True, timeout=300)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
+
+
+def field_of(pattern: str, prompt: str) -> str:
+    """The first group of `pattern` in a question writer's prompt (the prompt always holds it)."""
+    found = re.search(pattern, prompt)
+    assert found is not None, prompt
+    return found.group(1)
+
+
+def scripted_questions(prompt: str) -> str:
+    """A numbered list of the asked count of questions naming the passage's title and a few of its words
+    each, so the questions are about their chunk (what QuOTE's search needs to find it)."""
+    title = field_of(r"Passage title: (.*)", prompt)
+    text = prompt.split("Passage:\n", 1)[1].rsplit("\n\nWrite ", 1)[0]
+    count = int(field_of(r"Write (\d+) questions", prompt))
+    words = text.split()
+    return "\n".join(
+        f"{n + 1}. What does {title} say about {' '.join(words[4 * n : 4 * n + 4])}?" for n in range(count)
+    )
+
+
+def scripted_writer() -> tuple[LLMQuestionWriter, ScriptedChatModel]:
+    llm, model = scripted_gateway(scripted_questions)
+    return LLMQuestionWriter(llm, concurrency=1), model

@@ -9,8 +9,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +28,17 @@ from stores.extras import ExtraMissingError
 from stores.index import IndexParams, IndexStore
 from stores.questions import JOURNAL, QUESTIONS, QuestionJournal, QuestionParams, WrittenChunk, read_journal
 from tests.embedders import minilm as new_minilm
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
+from tests.scripted import (
+    ScriptedChatModel,
+    ScriptedServices,
+    field_of,
+    killed_run,
+    scripted_gateway,
+    scripted_questions,
+    scripted_writer,
+    stream_run,
+)
 
-REPO = Path(__file__).resolve().parents[1]
 SMALL = IndexParams(chunk_size=64, chunk_overlap=16)
 PER_CHUNK = 3
 DOCS = [
@@ -67,34 +73,10 @@ NEW_DOC = Document(
 )
 
 
-def field_of(pattern: str, prompt: str) -> str:
-    """The first group of `pattern` in a question writer's prompt (the prompt always holds it)."""
-    found = re.search(pattern, prompt)
-    assert found is not None, prompt
-    return found.group(1)
-
-
-def scripted_questions(prompt: str) -> str:
-    """A numbered list of the asked count of questions naming the passage's title and a few of its words
-    each, so the questions are about their chunk (what QuOTE's search needs to find it)."""
-    title = field_of(r"Passage title: (.*)", prompt)
-    text = prompt.split("Passage:\n", 1)[1].rsplit("\n\nWrite ", 1)[0]
-    count = int(field_of(r"Write (\d+) questions", prompt))
-    words = text.split()
-    return "\n".join(
-        f"{n + 1}. What does {title} say about {' '.join(words[4 * n : 4 * n + 4])}?" for n in range(count)
-    )
-
-
 def chunk_of(prompt: str) -> str:
     """The chunk a question writer's prompt asks about (its title and first words), to count calls by."""
     title = field_of(r"Passage title: (.*)", prompt)
     return f"{title}: {prompt.split('Passage:', 1)[1].split()[:6]}"
-
-
-def scripted_writer() -> tuple[LLMQuestionWriter, ScriptedChatModel]:
-    llm, model = scripted_gateway(scripted_questions)
-    return LLMQuestionWriter(llm, concurrency=1), model
 
 
 def build(
@@ -185,14 +167,8 @@ def test_an_entry_is_its_question_embedded_with_its_chunk(
 def test_resume_after_kill_9_makes_no_finished_call_again(tmp_path: Path, minilm: Any) -> None:
     calls_log = tmp_path / "calls.log"
     kill_at = 4
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     root = str(tmp_path / "indexes")
-    code = (
-        "from tests.test_quote import build_until_killed; "
-        f"build_until_killed({root!r}, {str(calls_log)!r}, {kill_at})"
-    )
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, timeout=300)
-    assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
+    killed_run("tests.test_quote", "build_until_killed", root, str(calls_log), kill_at)
 
     store = IndexStore(tmp_path / "indexes")
     assert not store.exists("tiny")  # nothing half-written is visible to queries
@@ -302,23 +278,6 @@ def test_quote_on_an_index_without_questions_names_the_command_that_adds_them(
     store.build("tiny", DOCS, minilm, SMALL)
     with pytest.raises(ExtraMissingError, match="--with questions"):
         run_quote(store, services, "Where is Mount Etna?")
-
-
-@pytest.fixture
-def scripted_cli(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> ScriptedChatModel:
-    """`hopgraph` run in this process over the session's settings, its question writer scripted."""
-    for key, value in {
-        "HOPGRAPH_DATA_DIR": str(settings.data_dir),
-        "HOPGRAPH_MODEL_DIR": str(settings.model_dir),
-        "HOPGRAPH_LOCAL_N_CTX": str(settings.local_n_ctx),
-        "HOPGRAPH_CONFIG": str(settings.data_dir / "absent.toml"),
-        "COLUMNS": "200",
-    }.items():
-        monkeypatch.setenv(key, value)
-    assert Settings() == settings
-    writer, model = scripted_writer()
-    monkeypatch.setitem(services_for(settings)._built, "question_writer", writer)
-    return model
 
 
 def corpus_folder(tmp_path: Path, docs: list[Document]) -> Path:

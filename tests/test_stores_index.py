@@ -398,7 +398,8 @@ def test_an_unknown_extra_is_an_error_naming_the_known_ones(
 ) -> None:
     known = (
         r"known extras: sentence_graph \(ChainRAG's sentence graph\); metadata \(filterable metadata[^)]*\); "
-        r"questions \(hypothetical questions per chunk[^)]*\); word_counts \(words per chunk"
+        r"questions \(hypothetical questions per chunk[^)]*\); question_graph \(BiQOG's question-chunk graph"
+        r"[^)]*\); word_counts \(words per chunk"
     )
     with pytest.raises(UnknownExtraError, match=rf"Unknown index extra 'nope'; {known}"):
         store.build("news", MULTIHOP, minilm, PARAMS, extras={"nope": WordParams()})

@@ -1,0 +1,197 @@
+"""BiQOG's traversal on a small hand-built graph with known answers, and the `biqog` graph's wiring over a
+real index (real Chroma, MiniLM and reranker) whose questions and edges a scripted chat model made."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from graphs import biqog
+from graphs.registry import extras_for
+from hopgraph import Settings
+from hopgraph.api import methods, services_for
+from hopgraph.cli import app
+from hopgraph.providers import BoundIndexes
+from nodes.biqog import traverse
+from nodes.context import BiqogContext
+from nodes.edge_judge import LLMEdgeJudge
+from stores.extras import ExtraMissingError
+from stores.index import IndexStore
+from stores.question_graph import (
+    QUESTION_GRAPH,
+    QuestionGraph,
+    QuestionGraphInfo,
+    QuestionGraphParams,
+    write_graph,
+)
+from stores.questions import QUESTIONS, QuestionParams, StoredQuestion
+from tests.embedders import minilm as new_minilm
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
+from tests.test_biqog_edges import build, scripted_models, scripted_reply
+from tests.test_quote import DOCS, PER_CHUNK, SMALL, corpus_folder
+
+# q1 - a, b;  q2 - b, c;  q3 - c, d;  q4 - e.  From q1: hop 1 reaches a and b, hop 2 (through q2, which b
+# shares with q1) reaches c, hop 3 (through q3) reaches d; e is never reached. Scores are the "reranker's".
+QUESTIONS_BUILT = [
+    StoredQuestion(f"{chunk}?0", f"question {number}?", chunk) for number, chunk in enumerate("abce", 1)
+]
+EDGES = [("a?0", "a"), ("a?0", "b"), ("b?0", "b"), ("b?0", "c"), ("c?0", "c"), ("c?0", "d"), ("e?0", "e")]
+SCORES = {"a": 0.9, "b": 0.5, "c": 0.8, "d": 0.7, "e": 1.0}
+
+
+@pytest.fixture(scope="module")
+def hand_built(tmp_path_factory: pytest.TempPathFactory) -> QuestionGraph:
+    directory = tmp_path_factory.mktemp("question_graph")
+    write_graph(directory, QUESTIONS_BUILT, list("abcde"), EDGES)
+    info = QuestionGraphInfo(
+        QuestionGraphParams(), "hand", len(QUESTIONS_BUILT), len(EDGES), len(EDGES), 0, 0
+    )
+    return QuestionGraph(directory, info, questions=None)  # type: ignore[arg-type]  # the walk searches nothing
+
+
+def scored(chunk_ids: list[str]) -> list[float]:
+    return [SCORES[chunk_id] for chunk_id in chunk_ids]
+
+
+def test_the_graph_reads_back_both_ways(hand_built: QuestionGraph) -> None:
+    assert hand_built.chunks_of(["a?0", "b?0"]) == ["a", "b", "c"]
+    assert hand_built.questions_of(["b", "c"]) == ["a?0", "b?0", "c?0"]
+    assert hand_built.question("c?0") == "question 3?"
+
+
+@pytest.mark.parametrize(
+    ("hops", "width", "reached", "hop_of"),
+    [
+        (1, 5, ["a", "b"], {"a": 1, "b": 1}),
+        (2, 5, ["a", "c", "b"], {"a": 1, "b": 1, "c": 2}),
+        (3, 5, ["a", "c", "d", "b"], {"a": 1, "b": 1, "c": 2, "d": 3}),
+        # width 1 keeps only a, whose only question is the seed: the walk ends without reaching c
+        (3, 1, ["a", "b"], {"a": 1, "b": 1}),
+    ],
+)
+def test_a_walk_reaches_what_its_hops_and_width_allow(
+    hand_built: QuestionGraph, hops: int, width: int, reached: list[str], hop_of: dict[str, int]
+) -> None:
+    walk = traverse(hand_built, ["a?0"], scored, hops, width)
+    assert walk.best(10) == reached and walk.hops == hop_of
+    assert walk.best(2) == reached[:2]
+
+
+def test_the_path_shows_each_hops_questions_and_chunks(hand_built: QuestionGraph) -> None:
+    walk = traverse(hand_built, ["a?0"], scored, hops=3, width=1)
+    assert walk.path == [{"hop": 1, "questions": ["question 1?"], "chunks": ["a", "b"], "kept": ["a"]}]
+    walk = traverse(hand_built, ["a?0"], scored, hops=2, width=2)
+    assert walk.path == [
+        {"hop": 1, "questions": ["question 1?"], "chunks": ["a", "b"], "kept": ["a", "b"]},
+        {"hop": 2, "questions": ["question 2?"], "chunks": ["c"], "kept": ["c"]},
+    ]
+
+
+def test_biqog_is_a_method_with_the_question_graph_extra() -> None:
+    assert "biqog" in methods() and extras_for("biqog") == ("question_graph",)
+    with pytest.raises(ValueError, match="width must be at least 1"):
+        BiqogContext(width=0)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> IndexStore:
+    store = IndexStore(tmp_path_factory.mktemp("indexes"))
+    build(store, new_minilm(), scripted_models()[0], DOCS)
+    return store
+
+
+def run_biqog(
+    store: IndexStore, services: Any, question: str, **context: Any
+) -> tuple[list[str], dict[str, Any], ScriptedChatModel]:
+    """(nodes in the order they ran, the final state, the scripted reader) of a `biqog` run over `store`."""
+    llm, model = scripted_gateway(lambda _prompt: "radium")
+    indexes = BoundIndexes(store, services.embedder)
+    graph = biqog.build(ScriptedServices(services, llm, indexes=indexes)).compile()
+    steps, values = stream_run(graph, question, BiqogContext(index="tiny", **context))
+    return steps, values, model
+
+
+def test_biqog_reads_the_best_chunks_its_walk_collected(built: IndexStore, services: Any) -> None:
+    question = "What did Marie Curie discover with her husband?"
+    steps, out, reader = run_biqog(built, services, question, seeds=2, hops=2, width=2, top_k=2)
+    assert steps == ["retrieve", "generate"] and out["answer"] == "radium"
+    seeds, path, evidence = out["question_hits"], out["traversal"], out["evidence"]
+    assert [hit["rank"] for hit in seeds] == [1, 2] and all(hit["hop"] == 1 for hit in seeds)
+    assert path[0]["hop"] == 1 and path[0]["questions"] == [hit["question"] for hit in seeds]
+    assert all(len(hop["kept"]) <= 2 and hop["kept"] == hop["chunks"][: len(hop["kept"])] for hop in path)
+    collected = {chunk_id: hop["hop"] for hop in path for chunk_id in hop["chunks"]}
+    assert len(evidence) == 2 and all(collected[item["id"]] == item["hop"] for item in evidence)
+    assert all(item["doc_id"] == "curie" for item in evidence)
+    reranked = services.reranker.score(question, [item["text"] for item in evidence])
+    assert [item["score"] for item in evidence] == pytest.approx(reranked, abs=1e-5)
+    assert evidence[0]["score"] >= evidence[1]["score"]
+    assert all(item["text"] in reader.prompts[0] for item in evidence)
+
+
+def test_biqog_on_an_index_without_the_graph_names_the_command_that_adds_it(
+    tmp_path: Path, services: Any
+) -> None:
+    store = IndexStore(tmp_path / "indexes")
+    writer = scripted_models()[0]["question_writer"]
+    store.build(
+        "tiny",
+        DOCS,
+        new_minilm(),
+        SMALL,
+        extras={QUESTIONS.name: QuestionParams(per_chunk=PER_CHUNK)},
+        models={"question_writer": writer},
+    )
+    with pytest.raises(ExtraMissingError, match=f"--with {QUESTION_GRAPH.name}"):
+        run_biqog(store, services, "Where is Mount Etna?")
+
+
+@pytest.fixture
+def scripted_judge_cli(
+    scripted_cli: ScriptedChatModel, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> ScriptedChatModel:
+    """`hopgraph` in this process (test_quote's scripted question writer), its edge judge scripted too."""
+    llm, model = scripted_gateway(scripted_reply)
+    monkeypatch.setitem(services_for(settings)._built, "edge_judge", LLMEdgeJudge(llm, 1))
+    return model
+
+
+def test_dry_run_counts_the_judge_calls_and_times_a_warm_up_of_them(
+    tmp_path: Path, settings: Settings, scripted_cli: ScriptedChatModel, scripted_judge_cli: ScriptedChatModel
+) -> None:
+    corpus = corpus_folder(tmp_path, DOCS)
+    args = ["index", str(corpus), "--name", "biqog-dry", "--method", "biqog", "--dry-run"]
+    shown = CliRunner().invoke(app, [*args, "--max-chunks", "2", "--candidates", "1"])
+    assert shown.exit_code == 0, shown.output
+    assert "LLM calls: 2 (one per chunk), questions: up to 20 (10 per chunk)" in shown.output
+    assert "judge calls: at most 40 (20 questions x (1 own + 1 nearest) chunks, less 0" in shown.output
+    assert "judge warm-up: 2 call(s)" in shown.output and "for the 40 calls, 1 at a time" in shown.output
+    assert len(scripted_cli.prompts) == 2 and len(scripted_judge_cli.prompts) == 2
+    assert not services_for(settings).indexes.store.exists("biqog-dry")
+
+
+def test_index_method_biqog_prints_the_graph_and_ask_shows_the_walk(
+    tmp_path: Path, settings: Settings, scripted_judge_cli: ScriptedChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = corpus_folder(tmp_path, DOCS)
+    args = ["index", str(corpus), "--name", "biqog-cli", "--method", "biqog", "--questions-per-chunk", "2"]
+    built = CliRunner().invoke(app, [*args, "--candidates", "1"])
+    assert built.exit_code == 0, built.output
+    info = services_for(settings).indexes.store.current_manifest("biqog-cli").extras[QUESTION_GRAPH.name]
+    assert info.pairs == 2 * info.questions and len(scripted_judge_cli.prompts) == info.pairs
+    assert f"question graph: {info.edges} edges from {info.pairs} judged pairs" in built.output
+    assert re.search(r"verdicts: yes \d+, no \d+, malformed \d+", built.output)
+    assert f"LLM this run: {info.pairs} calls" in built.output
+
+    reader, _ = scripted_gateway(lambda _prompt: "Warsaw")
+    monkeypatch.setitem(services_for(settings)._built, "llm", reader)
+    asked = CliRunner().invoke(
+        app, ["ask", "Where was Marie Curie born?", "--index", "biqog-cli", "--method", "biqog", "--k", "2"]
+    )
+    assert asked.exit_code == 0, asked.output
+    assert re.search(r"question #1\s+hop 1 [\d.]+ What does Marie Curie say about", asked.output)
+    assert re.search(r"hop 1 from 5 question\(s\): \d+ new chunk\(s\), kept", asked.output)
+    assert "Answer: Warsaw" in asked.output
