@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import BiqogContext, context_of
 from nodes.protocols import IndexProvider, Reranker
-from nodes.state import QuestionHit, TraversalHop, evidence_from
+from nodes.state import TraversalHop, evidence_from, question_hits
 from stores.chunking import Chunk
 from stores.protocols import Embedder
 from stores.question_graph import QUESTION_GRAPH, QuestionGraph
@@ -95,16 +95,7 @@ class BiqogRetrieve:
         walk = traverse(
             graph, [entry_id(seed.chunk_id, seed.number) for seed in seeds], score, ctx.hops, ctx.width
         )
-        hits = [
-            QuestionHit(
-                question=seed.question,
-                chunk_id=seed.chunk_id,
-                score=round(seed.score, 6),
-                rank=rank,
-                hop=SEED_HOP,
-            )
-            for rank, seed in enumerate(seeds, start=1)
-        ]
+        hits = question_hits(seeds, SEED_HOP)
         evidence = [
             evidence_from(chunks[chunk_id], walk.scores[chunk_id], walk.hops[chunk_id])
             for chunk_id in walk.best(ctx.top_k)

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import QuoteContext, context_of
 from nodes.protocols import IndexProvider
-from nodes.state import QuestionHit, evidence_from
+from nodes.state import evidence_from, question_hits
 from stores.protocols import Embedder
 from stores.questions import QUESTIONS, QuestionMatch, QuestionStore
 
@@ -62,16 +62,6 @@ class QuoteRetrieve:
         matches, kept = search_distinct(questions, vector, ctx.top_k, ctx.over_retrieve)
         chunks = index.get([match.chunk_id for match in kept])
         kept_ids = {match.chunk_id for match in kept}
-        hits = [
-            QuestionHit(
-                question=match.question,
-                chunk_id=match.chunk_id,
-                score=round(match.score, 6),
-                rank=rank,
-                hop=HOP,
-            )
-            for rank, match in enumerate(matches, start=1)
-            if match.chunk_id in kept_ids
-        ]
+        hits = [hit for hit in question_hits(matches, HOP) if hit["chunk_id"] in kept_ids]
         evidence = [evidence_from(chunk, match.score, HOP) for chunk, match in zip(chunks, kept, strict=True)]
         return {"evidence": evidence, "question_hits": hits}

@@ -8,12 +8,14 @@ LLM accounting lives in state too, which puts it into every checkpoint and there
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable
 from typing import Annotated
 
 # pydantic, and so Studio's input and output forms, cannot read typing.TypedDict on Python 3.11
 from typing_extensions import TypedDict
 
 from stores.documents import Span
+from stores.questions import QuestionMatch
 
 
 class Evidence(TypedDict):
@@ -398,6 +400,16 @@ class QuestionHit(TypedDict):
     score: float
     rank: int
     hop: int
+
+
+def question_hits(matches: Iterable[QuestionMatch], hop: int) -> list[QuestionHit]:
+    """The matched questions as the trace shows them, ranked in the order the search returned them."""
+    return [
+        QuestionHit(
+            question=match.question, chunk_id=match.chunk_id, score=round(match.score, 6), rank=rank, hop=hop
+        )
+        for rank, match in enumerate(matches, start=1)
+    ]
 
 
 class QuoteState(QAState, total=False):
