@@ -111,3 +111,17 @@ def scripted_questions(prompt: str) -> str:
 def scripted_writer() -> tuple[LLMQuestionWriter, ScriptedChatModel]:
     llm, model = scripted_gateway(scripted_questions)
     return LLMQuestionWriter(llm, concurrency=1), model
+
+
+def run_over_store(
+    build: Callable[[Any], Any], store: Any, services: Any, question: str, context: Any
+) -> tuple[list[str], dict[str, Any], ScriptedChatModel]:
+    """(nodes in the order they ran, the final state, the scripted reader) of a method built by `build` over
+    the index store `store`, its reader scripted to answer "radium", everything else real."""
+    from hopgraph.providers import BoundIndexes
+
+    llm, model = scripted_gateway(lambda _prompt: "radium")
+    indexes = BoundIndexes(store, services.embedder)
+    graph = build(ScriptedServices(services, llm, indexes=indexes)).compile()
+    steps, values = stream_run(graph, question, context)
+    return steps, values, model

@@ -15,7 +15,6 @@ from graphs.registry import extras_for
 from hopgraph import Settings
 from hopgraph.api import methods, services_for
 from hopgraph.cli import app
-from hopgraph.providers import BoundIndexes
 from nodes.biqog import traverse
 from nodes.context import BiqogContext
 from nodes.edge_judge import LLMEdgeJudge
@@ -30,7 +29,7 @@ from stores.question_graph import (
 )
 from stores.questions import QUESTIONS, QuestionParams, StoredQuestion
 from tests.embedders import minilm as new_minilm
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
+from tests.scripted import ScriptedChatModel, run_over_store, scripted_gateway
 from tests.test_biqog_edges import build, scripted_models, scripted_reply
 from tests.test_quote import DOCS, PER_CHUNK, SMALL, corpus_folder
 
@@ -108,11 +107,7 @@ def run_biqog(
     store: IndexStore, services: Any, question: str, **context: Any
 ) -> tuple[list[str], dict[str, Any], ScriptedChatModel]:
     """(nodes in the order they ran, the final state, the scripted reader) of a `biqog` run over `store`."""
-    llm, model = scripted_gateway(lambda _prompt: "radium")
-    indexes = BoundIndexes(store, services.embedder)
-    graph = biqog.build(ScriptedServices(services, llm, indexes=indexes)).compile()
-    steps, values = stream_run(graph, question, BiqogContext(index="tiny", **context))
-    return steps, values, model
+    return run_over_store(biqog.build, store, services, question, BiqogContext(index="tiny", **context))
 
 
 def test_biqog_reads_the_best_chunks_its_walk_collected(built: IndexStore, services: Any) -> None:

@@ -19,7 +19,6 @@ from graphs import quote
 from hopgraph import Settings
 from hopgraph.api import question_cost, services_for
 from hopgraph.cli import app
-from hopgraph.providers import BoundIndexes
 from nodes.context import QuoteContext
 from nodes.llm import LLMGateway, ProviderError, RoleModel
 from nodes.questions import LLMQuestionWriter
@@ -30,13 +29,12 @@ from stores.questions import JOURNAL, QUESTIONS, QuestionJournal, QuestionParams
 from tests.embedders import minilm as new_minilm
 from tests.scripted import (
     ScriptedChatModel,
-    ScriptedServices,
     field_of,
     killed_run,
+    run_over_store,
     scripted_gateway,
     scripted_questions,
     scripted_writer,
-    stream_run,
 )
 
 SMALL = IndexParams(chunk_size=64, chunk_overlap=16)
@@ -233,11 +231,7 @@ def run_quote(
     store: IndexStore, services: Any, question: str, **context: Any
 ) -> tuple[list[str], dict[str, Any], ScriptedChatModel]:
     """(nodes in the order they ran, the final state, the scripted reader) of a `quote` run over `store`."""
-    llm, model = scripted_gateway(lambda _prompt: "radium")
-    indexes = BoundIndexes(store, services.embedder)
-    graph = quote.build(ScriptedServices(services, llm, indexes=indexes)).compile()
-    steps, values = stream_run(graph, question, QuoteContext(index="tiny", **context))
-    return steps, values, model
+    return run_over_store(quote.build, store, services, question, QuoteContext(index="tiny", **context))
 
 
 def test_quote_reads_the_top_k_distinct_chunks_its_questions_lead_to(
