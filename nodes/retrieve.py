@@ -5,7 +5,7 @@ which retrieval round (hop) the hits count as. NaiveRAG uses the defaults (the q
 retrieves with its last chain-of-thought sentence, Iter-RetGen with the question and its last generation,
 ReSP and decomposition branches with a sub-question, each at its own hop; Multi-Meta-RAG with a metadata
 filter it extracted. (TreeHop searches the same index by vector from its own hop node, all of a hop's
-branches in one query: `ChunkIndex.nearest_by_vectors`.)
+branches in one query: `ChunkIndex.search_by_vectors`.)
 """
 
 from __future__ import annotations

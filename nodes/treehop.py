@@ -11,8 +11,7 @@ growing as K^hops:
   query are kept and expanded. A true top-K: the public code's single argsort read as ranks keeps the
   wrong ones whenever the candidates do not arrive sorted.
 
-All of a hop's branches search in one vector query through the shared index (`nearest_by_vectors`: ids,
-scores and embeddings); the texts and titles of the chunks new to the tree are then fetched in one `get`.
+All of a hop's branches search in one vector query through the shared index (`search_by_vectors`).
 """
 
 from __future__ import annotations
@@ -30,8 +29,7 @@ from nodes.llm import LLMGateway
 from nodes.protocols import IndexProvider
 from nodes.state import Branch, Evidence, TreeHopState, TreeNode, evidence_from
 from nodes.treehop_model import ModelCard, TreeHopUpdate
-from stores.chunking import Chunk
-from stores.index import Neighbour
+from stores.index import Hit
 from stores.protocols import Embedder
 
 EXPANDED = "expanded"
@@ -49,31 +47,25 @@ def top_k_positions(scores: Sequence[float], k: int) -> list[int]:
 
 
 def prune_layer(
-    candidates: Sequence[tuple[str, Neighbour]],
-    seen: set[str],
-    titles: Mapping[str, str],
-    k: int,
-    hop: int,
-    last_hop: bool,
-) -> list[tuple[TreeNode, Neighbour]]:
+    candidates: Sequence[tuple[str, Hit]], seen: set[str], k: int, hop: int, last_hop: bool
+) -> list[tuple[TreeNode, Hit]]:
     """One hop's candidates (parent node id, hit), each as a tree node whose status says what pruning did.
 
     Candidates are judged best score first, so when two branches find the same new chunk the better one
     keeps it and the other is redundant. Of the chunks left, the K best are kept ("expanded", or
-    "last_hop" when no hop follows); the rest are cut by layer-wise top-K. `titles` names every
-    candidate's chunk.
+    "last_hop" when no hop follows); the rest are cut by layer-wise top-K.
     """
     order = top_k_positions([hit.score for _, hit in candidates], len(candidates))
     claimed = set(seen)
     fresh: list[int] = []
     for position in order:
-        chunk_id = candidates[position][1].id
+        chunk_id = candidates[position][1].chunk.id
         if chunk_id not in claimed:
             claimed.add(chunk_id)
             fresh.append(position)
     kept = {fresh[i] for i in top_k_positions([candidates[p][1].score for p in fresh], k)}
     rank_under_parent: dict[str, int] = {}
-    nodes: list[tuple[TreeNode, Neighbour]] = []
+    nodes: list[tuple[TreeNode, Hit]] = []
     for position, (parent, hit) in enumerate(candidates):
         rank_under_parent[parent] = rank_under_parent.get(parent, 0) + 1
         if position in kept:
@@ -84,8 +76,8 @@ def prune_layer(
             id=f"{parent}.{rank_under_parent[parent]}" if parent else str(rank_under_parent[parent]),
             parent=parent,
             hop=hop,
-            chunk_id=hit.id,
-            title=titles[hit.id],
+            chunk_id=hit.chunk.id,
+            title=hit.chunk.title,
             score=round(hit.score, 6),
             status=status,
         )
@@ -138,22 +130,16 @@ class Hop:
         hop = state.get("rounds", 0) + 1
         frontier = state["frontier"]
         queries = np.asarray([branch["vector"] for branch in frontier], dtype=np.float32)
-        index = self.indexes.open(ctx.index)
-        hits = index.nearest_by_vectors(queries, ctx.top_k, with_vectors=True)
+        hits = self.indexes.open(ctx.index).search_by_vectors(queries, ctx.top_k, with_vectors=True)
         candidates = [
             (branch["node"], hit) for branch, found in zip(frontier, hits, strict=True) for hit in found
         ]
-        evidence = state.get("evidence", [])
-        seen = {item["id"] for item in evidence}
-        # every kept chunk is new to the tree, and a redundant one was kept before or is new at this hop
-        new = list(dict.fromkeys(hit.id for _, hit in candidates if hit.id not in seen))
-        chunks: dict[str, Chunk] = {chunk.id: chunk for chunk in index.get(new)}
-        titles = {item["id"]: item["title"] for item in evidence} | {i: c.title for i, c in chunks.items()}
-        nodes = prune_layer(candidates, seen, titles, ctx.top_k, hop, last_hop=hop >= ctx.hops)
+        seen = {item["id"] for item in state.get("evidence", [])}
+        nodes = prune_layer(candidates, seen, ctx.top_k, hop, last_hop=hop >= ctx.hops)
         kept = [(node, hit) for node, hit in nodes if node["status"] in (EXPANDED, LAST_HOP)]
         update: dict[str, Any] = {
             "tree": [node for node, _ in nodes],
-            "evidence": [evidence_from(chunks[hit.id], hit.score, hop) for _, hit in kept],
+            "evidence": [evidence_from(hit.chunk, hit.score, hop) for _, hit in kept],
             "rounds": hop,
             "stats": {"hops": float(hop)},
             "frontier": [],

@@ -120,18 +120,10 @@ class Manifest:
 
 @dataclass(frozen=True)
 class Hit:
-    """A retrieved chunk with its score (cosine similarity, BM25 score or RRF score, by search mode)."""
+    """A retrieved chunk with its score (cosine similarity, BM25 score or RRF score, by search mode), and
+    its stored embedding when the search was asked for it (`search_by_vectors(..., with_vectors=True)`)."""
 
     chunk: Chunk
-    score: float
-
-
-@dataclass(frozen=True)
-class Neighbour:
-    """A chunk found by vector, without its text (`ChunkIndex.nearest_by_vectors`): its id, its cosine
-    similarity to the query vector, and its stored embedding when the search was asked for it."""
-
-    id: str
     score: float
     vector: np.ndarray | None = field(default=None, compare=False)
 
@@ -198,10 +190,11 @@ class ChunkIndex:
         if mode == "bm25":
             return self._hits(self._bm25_search(query, k, where))
         depth = max(k, FUSION_DEPTH)
-        nearest = self.nearest_by_vectors(self._embedder.embed([query]), depth, where)[0]
-        dense = [found.id for found in nearest]
-        lexical = [chunk_id for chunk_id, _ in self._bm25_search(query, depth, where)]
-        fused = reciprocal_rank_fusion([dense, lexical])
+        dense = self._nearest(self._embedder.embed([query])[0], depth, where)
+        lexical = self._bm25_search(query, depth, where)
+        fused = reciprocal_rank_fusion(
+            [[chunk_id for chunk_id, _ in ranking] for ranking in (dense, lexical)]
+        )
         # sorted() is stable: equal RRF scores keep first-seen order (dense ranking first).
         return self._hits(sorted(fused.items(), key=lambda item: -item[1])[:k])
 
@@ -262,79 +255,79 @@ class ChunkIndex:
     ) -> list[Hit]:
         """Return the `k` chunks nearest to `vector` (cosine), best first.
 
-        For methods that compute their query vectors themselves (no text to embed). The vector must come
-        from this index's embedding model (`manifest.embedding_model`). Dense only: BM25 has no words to
-        match. `where` as in `search`.
+        For methods that compute their query vectors themselves (TreeHop updates the query embedding from
+        hop to hop, with no text to embed). The vector must come from this index's embedding model
+        (`manifest.embedding_model`). Dense only: BM25 has no words to match. `where` as in `search`.
         """
-        result = self._vector_query(vector, k, where, ["documents", "metadatas", "distances"])
-        if result is None:
-            return []
-        return [
-            Hit(_chunk_from_chroma(chunk_id, text, dict(meta)), 1.0 - float(distance))
-            for chunk_id, text, meta, distance in zip(
-                result["ids"][0],
-                result["documents"][0],
-                result["metadatas"][0],
-                result["distances"][0],
-                strict=True,
-            )
-        ]
+        return self.search_by_vectors(np.asarray(vector, dtype=np.float32).reshape(1, -1), k, where)[0]
 
-    def nearest_by_vectors(
+    def search_by_vectors(
         self,
-        vectors: np.ndarray | list[float],
+        vectors: np.ndarray,
         k: int,
         where: dict[str, Any] | None = None,
         *,
         with_vectors: bool = False,
-    ) -> list[list[Neighbour]]:
-        """The ids and cosine similarities of the `k` chunks nearest to each row of `vectors`, best first,
-        in one Chroma query; a single vector is one row. `where` as in `search`.
+    ) -> list[list[Hit]]:
+        """The `k` nearest chunks of each row of `vectors`, best first, in one Chroma query.
 
-        Without texts, for searches that drop most of what they find (hybrid search fuses 50 and keeps
-        k; TreeHop prunes its branches' hits): Chroma returns ids and distances in about 1 ms, and each
-        hit's text and metadata cost about 0.2 ms more in a query, against under 0.1 ms each in one `get`
-        of the chunks kept. One query for all rows because each query has a fixed cost and a tree search
-        asks for many at once (TreeHop: one per branch). `with_vectors` also returns each hit's stored
-        embedding, which a method that computes the next query from the chunk needs (TreeHop).
+        One query for all rows because a tree search asks for many at once (TreeHop: one per branch), and
+        each query has a fixed cost. `with_vectors` also returns each hit's stored embedding, which a
+        method that computes the next query from the chunk needs (TreeHop), without a second lookup.
         """
-        include = ["distances", *(["embeddings"] if with_vectors else [])]
-        result = self._vector_query(vectors, k, where, include)
-        if result is None:
-            return [[] for _ in np.atleast_2d(vectors)]
-        return [
-            [
-                Neighbour(
-                    chunk_id,
-                    1.0 - float(distance),
-                    np.asarray(result["embeddings"][row][rank], dtype=np.float32) if with_vectors else None,
-                )
-                for rank, (chunk_id, distance) in enumerate(
-                    zip(result["ids"][row], result["distances"][row], strict=True)
-                )
-            ]
-            for row in range(len(result["ids"]))
-        ]
-
-    def _vector_query(
-        self, vectors: np.ndarray | list[float], k: int, where: dict[str, Any] | None, include: list[str]
-    ) -> Any:
-        """Chroma's answer to the rows of `vectors` (one vector is one row), or None when nothing is asked
-        (k <= 0 or no rows); a ValueError names the index's model when the rows are not its vectors."""
-        matrix = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[1] != self.manifest.dimension:
             raise ValueError(
                 f"query vectors of index {self.manifest.name!r} must be rows of {self.manifest.dimension} "
                 f"numbers ({self.manifest.embedding_model}); got shape {matrix.shape}"
             )
         if k <= 0 or len(matrix) == 0:
-            return None
-        return self._collection.query(
+            return [[] for _ in matrix]
+        include = ["documents", "metadatas", "distances", *(["embeddings"] if with_vectors else [])]
+        result = self._collection.query(
             query_embeddings=matrix,
             n_results=min(k, self.manifest.chunks),
             where=where or None,
             include=include,
         )
+        return [
+            [
+                Hit(
+                    _chunk_from_chroma(chunk_id, text, dict(meta)),
+                    1.0 - float(distance),
+                    np.asarray(result["embeddings"][row][rank], dtype=np.float32) if with_vectors else None,
+                )
+                for rank, (chunk_id, text, meta, distance) in enumerate(
+                    zip(
+                        result["ids"][row],
+                        result["documents"][row],
+                        result["metadatas"][row],
+                        result["distances"][row],
+                        strict=True,
+                    )
+                )
+            ]
+            for row in range(len(matrix))
+        ]
+
+    def _nearest(
+        self, vector: np.ndarray | list[float], k: int, where: dict[str, Any] | None
+    ) -> list[tuple[str, float]]:
+        """Ids and cosine similarities of the `k` chunks nearest to `vector`, best first (hybrid search).
+
+        Ids and distances only: Chroma answers in about 1 ms with them and takes 4 ms more to return the
+        texts and metadata of the 50 chunks hybrid search fuses, most of which the fusion drops.
+        """
+        result = self._collection.query(
+            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
+            n_results=min(k, self.manifest.chunks),
+            where=where or None,
+            include=["distances"],
+        )
+        return [
+            (chunk_id, 1.0 - float(distance))
+            for chunk_id, distance in zip(result["ids"][0], result["distances"][0], strict=True)
+        ]
 
     def _bm25_search(self, query: str, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]]:
         mask = None

@@ -17,7 +17,7 @@ from nodes.context import TreeHopContext
 from nodes.treehop import answer_passages, prune_layer, top_k_positions
 from nodes.treehop_model import ModelCard, TreeHopUpdate
 from stores.chunking import Chunk
-from stores.index import Neighbour
+from stores.index import Hit
 from tests.scripted import scripted_gateway
 
 DIMENSION = 4
@@ -40,14 +40,11 @@ VECTORS = {
 }
 
 
-def hit(chunk_id: str, score: float) -> Neighbour:
-    return Neighbour(chunk_id, score, VECTORS[chunk_id])
-
-
-def chunk(chunk_id: str) -> Chunk:
+def hit(chunk_id: str, score: float) -> Hit:
     text = f"Passage {chunk_id}."
-    return Chunk(id=chunk_id, doc_id=f"doc-{chunk_id}", title=f"Title {chunk_id}", text=text, position=0,
-                 char_start=0, char_end=len(text))  # fmt: skip
+    chunk = Chunk(id=chunk_id, doc_id=f"doc-{chunk_id}", title=f"Title {chunk_id}", text=text, position=0,
+                  char_start=0, char_end=len(text))  # fmt: skip
+    return Hit(chunk, score, VECTORS[chunk_id])
 
 
 # Each hop's hits per query row, in the frontier's order (the tree the test expects is drawn below).
@@ -72,25 +69,19 @@ EXPECTED_TREE = [
 
 @dataclass
 class ScriptedIndex:
-    """Answers the n-th vector query with SCRIPT[n]; records the query rows it was sent and the ids whose
-    chunks were fetched."""
+    """Answers the n-th vector query with SCRIPT[n] and records the query rows it was sent."""
 
-    script: list[list[list[Neighbour]]]
+    script: list[list[list[Hit]]]
     queries: list[np.ndarray] = field(default_factory=list)
-    fetched: list[list[str]] = field(default_factory=list)
 
-    def nearest_by_vectors(
+    def search_by_vectors(
         self, vectors: np.ndarray, k: int, *, with_vectors: bool = False
-    ) -> list[list[Neighbour]]:
+    ) -> list[list[Hit]]:
         assert with_vectors
         self.queries.append(vectors)
         answer = self.script[len(self.queries) - 1]
         assert len(answer) == len(vectors)
         return [hits[:k] for hits in answer]
-
-    def get(self, ids: list[str]) -> list[Chunk]:
-        self.fetched.append(ids)
-        return [chunk(chunk_id) for chunk_id in ids]
 
 
 class FixedEmbedder:
@@ -101,9 +92,7 @@ class FixedEmbedder:
         return np.stack([QUESTION_VECTOR for _ in texts])
 
 
-def run(
-    script: list[list[list[Neighbour]]], models: Any = None, **context: Any
-) -> tuple[dict, ScriptedIndex, Any]:
+def run(script: list[list[list[Hit]]], models: Any = None, **context: Any) -> tuple[dict, ScriptedIndex, Any]:
     index = ScriptedIndex(script)
     llm, model = scripted_gateway(lambda _prompt: "Answer")
     services = SimpleNamespace(
@@ -128,9 +117,6 @@ def test_the_tree_keeps_k_new_chunks_per_hop_and_records_which_rule_ended_each_p
     tree = [(n["id"], n["parent"], n["hop"], n["chunk_id"], n["status"]) for n in out["tree"]]
     assert tree == EXPECTED_TREE
     assert [n["score"] for n in out["tree"][:2]] == [0.9, 0.8]
-    assert [n["title"] for n in out["tree"]] == [f"Title {node[3]}" for node in EXPECTED_TREE]
-    # only the chunks new to the tree are fetched, once a hop: the hits carry no text
-    assert index.fetched == [["A", "B"], ["E", "C", "D"], ["F", "G"]]
     assert [(item["id"], item["hop"]) for item in out["evidence"]] == [
         ("A", 1), ("B", 1), ("C", 2), ("D", 2), ("F", 3), ("G", 3)
     ]  # fmt: skip
@@ -179,8 +165,7 @@ def test_layer_pruning_is_a_true_top_k_not_an_argsort_read_as_ranks() -> None:
     ranks_misread = np.argsort(-np.asarray(scores))  # [1, 3, 2, 0]: positions, not ranks
     assert {i for i, rank in enumerate(ranks_misread) if rank < 2} == {0, 3}  # what the misreading keeps
     candidates = [("1", hit(chunk_id, s)) for chunk_id, s in zip("EAFC", scores, strict=True)]
-    titles = {chunk_id: f"Title {chunk_id}" for chunk_id in "EAFC"}
-    statuses = [n["status"] for n, _ in prune_layer(candidates, set(), titles, 2, 2, last_hop=False)]
+    statuses = [n["status"] for n, _ in prune_layer(candidates, set(), 2, 2, last_hop=False)]
     assert statuses == ["layer_top_k", "expanded", "layer_top_k", "expanded"]
 
 
