@@ -69,16 +69,18 @@ EXPECTED_TREE = [
 
 @dataclass
 class ScriptedIndex:
-    """Answers the n-th vector query with SCRIPT[n] and records the query rows it was sent."""
+    """Answers the n-th vector query with SCRIPT[n] and records the query rows it was sent and whether it
+    was asked for the hits' embeddings."""
 
     script: list[list[list[Hit]]]
     queries: list[np.ndarray] = field(default_factory=list)
+    with_vectors: list[bool] = field(default_factory=list)
 
     def search_by_vectors(
         self, vectors: np.ndarray, k: int, *, with_vectors: bool = False
     ) -> list[list[Hit]]:
-        assert with_vectors
         self.queries.append(vectors)
+        self.with_vectors.append(with_vectors)
         answer = self.script[len(self.queries) - 1]
         assert len(answer) == len(vectors)
         return [hits[:k] for hits in answer]
@@ -127,6 +129,7 @@ def test_the_tree_keeps_k_new_chunks_per_hop_and_records_which_rule_ended_each_p
     hop3 = [delta(hop2[1], VECTORS["C"]), delta(hop2[1], VECTORS["D"])]
     for sent, expected in zip(index.queries, [[QUESTION_VECTOR], hop2, hop3], strict=True):
         assert np.allclose(sent, np.stack(expected), atol=1e-6)
+    assert index.with_vectors == [True, True, False]  # the last hop's chunks update no query
 
     # the answer reads the first answer_k kept chunks, hop 1 first and best first within a hop
     prompt = model.prompts[0]
