@@ -6,10 +6,11 @@ the leading sentences totalling at most 4,000 characters is measured (the text o
 benchmarks/retrieval_vs_peers.py). The pre-filter's own ceiling (every fact anywhere in the 100) is
 printed beside them. The queries are whole questions, not sub-questions: this isolates the ranking step.
 
-    .venv/bin/python -m benchmarks.seed_ranking [--limit N]
+    .venv/bin/python -m benchmarks.seed_ranking [--limit N] [--index NAME]
 
 Builds (or reuses) the sentence-graph index of the full corpus, `bench-sentence-graph-609` (the one
-benchmarks.sentence_graph_build builds): about 8 minutes on 2 cores the first time.
+benchmarks.sentence_graph_build builds): about 8 minutes on 2 cores the first time. `--index` names an
+existing index of the same corpus with a sentence graph instead (the evaluation's, for instance).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from hopgraph import Settings, index_corpus, services_for
 from hopgraph.providers import EmbeddingSimilarityReranker, HybridReranker
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
+INDEX = "bench-sentence-graph-609"
 CANDIDATES = 100
 BUDGET = 4_000
 
@@ -33,15 +35,17 @@ BUDGET = 4_000
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=None, help="first N non-null queries")
+    parser.add_argument("--index", default=None, help="an existing index of the corpus with a sentence graph")
     args = parser.parse_args()
 
     settings = Settings()
     bench = load_benchmark("multihop_rag", DATA)
-    started = time.perf_counter()
-    build = index_corpus(bench.corpus, "bench-sentence-graph-609", settings, method="chainrag")
-    print(f"index: {build.status}, {time.perf_counter() - started:.0f} s")
+    if args.index is None:
+        started = time.perf_counter()
+        build = index_corpus(bench.corpus, INDEX, settings, method="chainrag")
+        print(f"index: {build.status}, {time.perf_counter() - started:.0f} s")
     services = services_for(settings)
-    graph = services.indexes.open("bench-sentence-graph-609").extra("sentence_graph")
+    graph = services.indexes.open(args.index or INDEX).extra("sentence_graph")
     rerankers = {
         "embedding (cosine)": EmbeddingSimilarityReranker(services.embedder),
         "hybrid (cosine + BM25, RRF)": HybridReranker(services.embedder),

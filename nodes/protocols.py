@@ -23,10 +23,19 @@ class Reranker(Protocol):
 
     `vectors` are the passages' stored embeddings (rows L2-normalised, by the index's embedder) when the
     caller has them: a reranker that works from embeddings scores with those instead of embedding the
-    passages again; a cross-encoder reads the text and ignores them.
+    passages again; a cross-encoder reads the text and ignores them. `lexical` are the passages' BM25 scores
+    for the query, among the passages alone, when the caller has their tokens at hand (a sentence graph
+    keeps them): a reranker with a lexical part uses those instead of tokenizing the passages again; the
+    others ignore them.
     """
 
-    def score(self, query: str, passages: list[str], vectors: np.ndarray | None = None) -> list[float]: ...
+    def score(
+        self,
+        query: str,
+        passages: list[str],
+        vectors: np.ndarray | None = None,
+        lexical: np.ndarray | None = None,
+    ) -> list[float]: ...
 
 
 class GraphServices(Protocol):

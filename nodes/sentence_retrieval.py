@@ -1,10 +1,11 @@
 """Sentence-graph retrieval for one sub-question (ChainRAG §3.2): seed sentences, then graph expansion.
 
 Seeds: the embedding pre-filter keeps the `candidates` most similar sentences, the reranker scores them
-against the sub-question and the best `top_k` become seeds. Expansion: every step adds the neighbours of
-everything gathered so far (the first step is all 1-hop neighbours of the seeds, later steps reach higher
-orders), best first by similarity to the sub-question, until the word limit. With the graph ablated
-(`use_graph=False`) the seeds are chunks from the chunk index and nothing is expanded.
+against the sub-question (with their stored vectors and their BM25 scores among themselves from the
+graph's tokens, for a reranker that uses either) and the best `top_k` become seeds. Expansion: every step
+adds the neighbours of everything gathered so far (the first step is all 1-hop neighbours of the seeds,
+later steps reach higher orders), best first by similarity to the sub-question, until the word limit.
+With the graph ablated (`use_graph=False`) the seeds are chunks from the chunk index and nothing is expanded.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ class SeedSentences:
         graph = index.extra("sentence_graph")
         ids = [sentence_id for sentence_id, _ in graph.candidates(state["query"], ctx.candidates)]
         candidates = graph.spans(ids)
-        scores = self.reranker.score(state["query"], [s.text for s in candidates], graph.embeddings(ids))
+        texts, lexical = [s.text for s in candidates], graph.lexical_scores(state["query"], ids)
+        scores = self.reranker.score(state["query"], texts, graph.embeddings(ids), lexical)
         best = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)[: ctx.top_k]
         return {"gathered": [evidence_from(candidates[i], score, hop) for score, i in best]}
 

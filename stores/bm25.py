@@ -3,7 +3,8 @@
 Scoring is bm25s's: its term-by-document score matrix is sparse, so a query costs the postings of its own
 words (a bm25 search of MultiHop-RAG's 6,532 chunks takes 1.9 ms against 128 ms with rank-bm25, which
 scores every document in Python; benchmarks/retrieval_overhead.py). Indexing stays per-document Python,
-and on a hundred texts (the hybrid reranker's candidates) it is slower than rank-bm25's, 12 ms against 7.
+and on a hundred texts (the hybrid reranker's candidates) it is slower than rank-bm25's, 12 ms against 7,
+unless the index holds only the query's words (`scores_among`).
 Its "robertson" variant is the Okapi formula rank-bm25's BM25Okapi computes, up to the constant factor
 k1 + 1, so rankings are the same except for words found in more than half of the texts: rank-bm25 floors
 their negative idf at a quarter of the average idf, bm25s at zero.
@@ -24,12 +25,14 @@ from typing import TypeVar
 
 import bm25s
 import numpy as np
+from bm25s.tokenization import Tokenized
 
 _FORMAT_VERSION = 1
 RRF_K = 60
 K1, B = 1.5, 0.75  # rank-bm25's BM25Okapi defaults, kept so rankings did not move
 Item = TypeVar("Item", bound=Hashable)
 _WORD = re.compile(r"[^\W_]+")
+_OTHER_WORD = ""  # what scores_among indexes every word of the texts that the query lacks as; never a token
 # fmt: off
 STOPWORDS = frozenset({
     "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as",
@@ -65,6 +68,46 @@ def tokenize(text: str) -> list[str]:
     return [word for word in _WORD.findall(text.lower()) if word not in STOPWORDS]
 
 
+def top_positive(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Positions of the `k` best positive scores, best first, ties in position order.
+
+    A score of zero means no query word was found, so such texts are never a lexical hit; `mask` (one bool
+    per score) drops positions before the top k are taken.
+    """
+    keep = scores > 0
+    if mask is not None:
+        keep &= mask
+    candidates = np.flatnonzero(keep)
+    if candidates.size > k:
+        # argpartition finds the k-th best score in linear time; everything tied with it is kept so the
+        # final sort can break ties by position instead of argpartition's arbitrary choice.
+        kth = scores[candidates[np.argpartition(-scores[candidates], k - 1)[k - 1]]]
+        candidates = candidates[scores[candidates] >= kth]
+    return candidates[np.lexsort((candidates, -scores[candidates]))[:k]]
+
+
+def scores_among(query: str, tokens: Sequence[Sequence[str]]) -> np.ndarray:
+    """BM25 scores of a few tokenized texts for `query` with the statistics of these texts alone.
+
+    The scores `BM25Index(ids, texts).scores(query)` gives, for a hybrid reranker's candidates, in about
+    half the time (benchmarks/retrieval_overhead.py): a text's score depends only on the query's words
+    (how often each is in the text, how many texts hold it) and on the text's length, so every other word
+    is indexed as one placeholder that keeps the lengths right, and bm25s works out statistics for the
+    query's handful of words instead of the whole vocabulary of the texts.
+    """
+    words = tokenize(query)
+    if not words or not tokens:
+        return np.zeros(len(tokens))
+    vocab = {_OTHER_WORD: 0}
+    for word in words:
+        vocab.setdefault(word, len(vocab))
+    ids = [[vocab.get(word, 0) for word in text] for text in tokens]
+    bm25 = bm25s.BM25(k1=K1, b=B, method="robertson")
+    with np.errstate(invalid="ignore", divide="ignore"):  # texts without one indexable word: see _setup
+        bm25.index(Tokenized(ids=ids, vocab=vocab), create_empty_token=False, show_progress=False)
+    return bm25.get_scores_from_ids([vocab[word] for word in words]).astype(np.float64)
+
+
 class BM25Index:
     """BM25 (Okapi) over a fixed list of texts, each known by an id."""
 
@@ -89,27 +132,23 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def scores(self, query: str) -> np.ndarray:
+        """Every text's BM25 score for `query`, in index order; zero for texts sharing no indexed word."""
+        words = self._bm25.get_tokens_ids(tokenize(query))
+        if not words:
+            return np.zeros(len(self.ids))
+        return self._bm25.get_scores_from_ids(words).astype(np.float64)
+
     def search(self, query: str, k: int, mask: np.ndarray | None = None) -> list[tuple[str, float]]:
         """Return up to `k` (id, score) pairs, best first, ties in index order; only positive scores.
 
         `mask` (one bool per indexed text) restricts the search before the top k are taken, so a
         metadata filter never leaves fewer than k results when more matching texts exist.
         """
-        words = self._bm25.get_tokens_ids(tokenize(query))
-        if k <= 0 or not words:
+        if k <= 0:
             return []
-        scores = self._bm25.get_scores_from_ids(words).astype(np.float64)
-        keep = scores > 0
-        if mask is not None:
-            keep &= mask
-        candidates = np.flatnonzero(keep)
-        if candidates.size > k:
-            # argpartition finds the k-th best score in linear time; everything tied with it is kept so
-            # the final sort can break ties by index order instead of argpartition's arbitrary choice.
-            kth = scores[candidates[np.argpartition(-scores[candidates], k - 1)[k - 1]]]
-            candidates = candidates[scores[candidates] >= kth]
-        order = np.lexsort((candidates, -scores[candidates]))[:k]
-        return [(self.ids[i], float(scores[i])) for i in candidates[order]]
+        scores = self.scores(query)
+        return [(self.ids[i], float(scores[i])) for i in top_positive(scores, k, mask).tolist()]
 
     def save(self, path: str | Path) -> None:
         """Write ids and tokens as gzip JSON."""

@@ -199,7 +199,9 @@ def test_without_evidence_a_refusal_is_not_retried() -> None:
 class FirstIsBest:
     """A reranker that keeps the gathered order (the refusal rule, not the ranking, is under test)."""
 
-    def score(self, query: str, passages: list[str], vectors: object = None) -> list[float]:
+    def score(
+        self, query: str, passages: list[str], vectors: object = None, lexical: object = None
+    ) -> list[float]:
         return [float(-i) for i in range(len(passages))]
 
 

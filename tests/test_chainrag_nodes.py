@@ -25,7 +25,9 @@ def evidence(i: int, text: str, hop: int = 1) -> Evidence:
 class LengthReranker:
     """Deterministic scorer for tests: longer passages rank higher."""
 
-    def score(self, query: str, passages: list[str], vectors: object = None) -> list[float]:
+    def score(
+        self, query: str, passages: list[str], vectors: object = None, lexical: object = None
+    ) -> list[float]:
         return [float(len(p)) for p in passages]
 
 

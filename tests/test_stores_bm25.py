@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from stores.bm25 import K1, BM25Index, reciprocal_rank_fusion, tokenize
+from stores.bm25 import K1, BM25Index, reciprocal_rank_fusion, scores_among, tokenize, top_positive
 
 IDS = ["volcano", "bees", "espresso", "glacier"]
 TEXTS = [
@@ -60,6 +60,21 @@ def test_mask_filters_before_top_k() -> None:
     assert index.search("volcanic ash", k=3, mask=mask) == []
 
 
+def test_scores_are_every_texts_score_in_index_order() -> None:
+    index = BM25Index(IDS, TEXTS)
+    scores = index.scores("volcanic ash coffee")
+    assert scores.shape == (4,) and scores[1] == scores[3] == 0
+    assert index.search("volcanic ash coffee", k=4) == [("volcano", scores[0]), ("espresso", scores[2])]
+    assert not index.scores("the zebra").any()
+
+
+def test_top_positive_ranks_positive_scores_ties_in_position_order() -> None:
+    scores = np.array([0.0, 2.0, 1.0, 2.0, -1.0, 1.0])
+    assert top_positive(scores, 6).tolist() == [1, 3, 2, 5]
+    assert top_positive(scores, 3).tolist() == [1, 3, 2]
+    assert top_positive(scores, 6, mask=np.array([True, False, True, True, True, True])).tolist() == [3, 2, 5]
+
+
 def test_save_load_round_trip(tmp_path: Path) -> None:
     index = BM25Index(IDS, TEXTS)
     path = tmp_path / "bm25.json.gz"
@@ -101,6 +116,15 @@ def test_same_ranking_and_scores_as_rank_bm25(query: str) -> None:
     results = BM25Index(ids, CORPUS).search(query, k=len(ids))
     assert [doc_id for doc_id, _ in results] == [ids[i] for i in ranked]
     assert [score * (K1 + 1) for _, score in results] == pytest.approx(expected[ranked], rel=1e-5)
+
+
+@pytest.mark.parametrize("query", [*QUERIES, "zebra", "the of", "volcanic zebra"])
+def test_scores_among_a_few_texts_are_those_of_an_index_over_them(query: str) -> None:
+    """Only the query's words are indexed, every other word as one placeholder: the same scores."""
+    texts = [*CORPUS, "the of and", ""]
+    expected = BM25Index([str(i) for i in range(len(texts))], texts).scores(query)
+    assert scores_among(query, [tokenize(text) for text in texts]) == pytest.approx(expected, rel=1e-6)
+    assert scores_among(query, []).shape == (0,)
 
 
 def test_texts_without_an_indexable_word_match_nothing() -> None:

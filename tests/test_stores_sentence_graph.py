@@ -30,6 +30,7 @@ import pytest
 from embedders import Counting, MiniLM
 from embedders import minilm as new_minilm
 
+from stores.bm25 import BM25Index
 from stores.documents import Document, Span
 from stores.errors import IndexNotFoundError
 from stores.extras import ExtraMissingError
@@ -285,6 +286,17 @@ def test_candidates_are_the_most_similar_sentences(graph: SentenceGraph, minilm:
     assert [sentence_id for sentence_id, _ in top] == [IDS[i] for i in np.argsort(-scores)[:3]]
     assert [score for _, score in top] == sorted((score for _, score in top), reverse=True)
     assert len(graph.candidates(query, n=100)) == 12 and graph.candidates(query, n=0) == []
+
+
+def test_lexical_scores_are_bm25_among_the_sentences_asked(graph: SentenceGraph) -> None:
+    """The scores a hybrid reranker would compute from the texts, from the graph's own tokens."""
+    query = "Where was Marie Curie born?"
+    ids = ["warsaw#s1", "curie#s0", "curie#s4"]
+    among = BM25Index(ids, [s.text for s in graph.sentences(ids)]).scores(query)
+    assert graph.lexical_scores(query, ids) == pytest.approx(among)
+    assert graph.lexical_scores(query, ids)[1] > 0 and graph.lexical_scores(query, []).shape == (0,)
+    with pytest.raises(KeyError, match="nope#s0"):
+        graph.lexical_scores(query, ["nope#s0"])
 
 
 def test_chroma_holds_the_sentences(built: tuple[IndexStore, Any], graph: SentenceGraph) -> None:

@@ -5,12 +5,15 @@ ChainRAG's nodes use only this; it reads the build's files and needs neither spa
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from stores.bm25 import scores_among, tokenize
 from stores.documents import Span
 from stores.protocols import Embedder
 from stores.sentence_graph.csr import union_rows
@@ -40,7 +43,7 @@ class SentenceGraph:
     """A loaded sentence graph: sentence lookup, the embedding pre-filter, and neighbours by edge kind.
 
     Everything lives in memory as numpy arrays (about 1.6 KB per sentence with MiniLM), so queries never
-    touch Chroma or disk; instances are read-only and safe to share between threads.
+    touch Chroma or disk; instances are read-only once loaded and safe to share between threads.
     """
 
     def __init__(self, directory: Path, params: SentenceGraphParams, embedder: Embedder) -> None:
@@ -70,6 +73,8 @@ class SentenceGraph:
             self._ec_indices = graph["ec_indices"]
             self._ss_indptr = graph["ss_indptr"]
             self._ss_indices = graph["ss_indices"]
+        self._tokens: list[list[str]] | None = None
+        self._tokens_lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -122,6 +127,20 @@ class SentenceGraph:
         top = np.argpartition(-scores, n - 1)[:n] if n < len(scores) else np.arange(len(scores))
         top = top[np.lexsort((top, -scores[top]))]
         return [(self._ids[row], float(scores[row])) for row in top]
+
+    def lexical_scores(self, query: str, ids: Iterable[str]) -> np.ndarray:
+        """BM25 scores of `ids` for `query` among `ids` alone, in the order asked: what a hybrid reranker
+        computes from their texts, from tokens the graph keeps (tokenizing a hundred sentences per query
+        cost about 1 ms of ChainRAG's seed step; benchmarks/retrieval_overhead.py).
+
+        Tokens are made on first use, once for every sentence (under a second for 50k), and interned, so
+        each distinct word is held once; graphs built before need no rebuild, and callers that never ask
+        pay nothing.
+        """
+        with self._tokens_lock:
+            if self._tokens is None:
+                self._tokens = [[sys.intern(word) for word in tokenize(text)] for text in self._texts]
+        return scores_among(query, [self._tokens[row] for row in self._rows(ids)])
 
     def neighbors(self, ids: Iterable[str], kinds: frozenset[str] = EDGE_KINDS) -> dict[str, set[str]]:
         """Every sentence adjacent to one of `ids` by an enabled edge kind (not `ids` themselves), mapped to
