@@ -46,7 +46,7 @@ def build(services: GraphServices) -> StateGraph:
             filled_below="answer_k",
         ),
     )
-    graph.add_node("rerank", RerankCandidates(services.reranker))
+    graph.add_node("rerank", RerankCandidates(services.reranker, services.indexes))
     graph.add_node("generate", Generate(services.llm, passages="gathered"))
     graph.add_conditional_edges(START, filter_switch(MultiMetaContext), ["extract_metadata", "retrieve"])
     graph.add_edge("extract_metadata", "retrieve")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+import numpy as np
 from langgraph.runtime import Runtime
 
 from nodes.context import ChainRAGContext, IntegrationMode, context_of
@@ -21,10 +22,16 @@ from nodes.state import Evidence, SubQuestionsState
 from prompts import answer, integrate
 
 
-def rerank(reranker: Reranker, question: str, evidence: Sequence[Evidence]) -> list[Evidence]:
+def rerank(
+    reranker: Reranker,
+    question: str,
+    evidence: Sequence[Evidence],
+    vectors: np.ndarray | None = None,
+) -> list[Evidence]:
     """The evidence in the reranker's order for `question`, best first; of equal scores (rank fusion
-    ties) the later-gathered comes first, the order every measured run used."""
-    scores = reranker.score(question, [item["text"] for item in evidence])
+    ties) the later-gathered comes first, the order every measured run used. `vectors`, the evidence's
+    stored embeddings row for row, spare an embedding reranker from embedding the passages again."""
+    scores = reranker.score(question, [item["text"] for item in evidence], vectors)
     order = sorted(range(len(evidence)), key=lambda i: (scores[i], i), reverse=True)
     return [evidence[i] for i in order]
 

@@ -115,7 +115,8 @@ def test_multimeta_filters_reranks_keeps_ten_and_reads_six(services: Any, meta_i
     assert updates["retrieve"]["gathered"] == candidates and len(candidates) >= 10
     assert {SOURCE_OF[item["doc_id"]] for item in candidates} <= {"TechCrunch", "The Verge"}
 
-    ranked = rerank(services.reranker, QUESTION, candidates)
+    stored = services.indexes.open(meta_index).embeddings([item["id"] for item in candidates])
+    ranked = rerank(services.reranker, QUESTION, candidates, stored)  # scored from the stored vectors
     assert final["evidence"] == ranked[:10]  # the reranked order is the ranking retrieval metrics score
     assert final["gathered"] == ranked[:6]
     assert model.prompts[1] == rendered(ranked[:6])  # the answer reads K' = 6
