@@ -5,7 +5,8 @@ beside the in-process model, in one command.
         [--concurrency 1,2,4] [--dataset hotpotqa --data ../shared/data/hotpotqa] [--no-in-process]
 
 The server runs on 127.0.0.1 over the embedded GGUF: `llama-server` (llama.cpp's C++ server) with
-`--parallel` = the highest concurrency, when it is on PATH or given with --llama-server; otherwise
+`--parallel` = the highest concurrency, when it is found (--llama-server, PATH, beside this Python, or
+where `bash scripts/llama_server.sh` installs it: it builds one from source, once per machine); otherwise
 llama-cpp-python's `python -m llama_cpp.server`, which serves one request at a time (no slots), so its
 rows measure what overlapping the rest of a question (retrieval, reranking) with another's LLM call
 buys. Which one ran is printed above the table. Each cell is a fresh evaluation (new results folder,
@@ -45,6 +46,16 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 ALIAS = "local-qwen"
 STARTUP_SECONDS = 180.0
 REQUEST_TIMEOUT = 900.0  # a request may queue behind every other slot's prompt on a 2-core machine
+# where scripts/llama_server.sh installs the binary (same variable, same default)
+INSTALLED = Path(os.environ.get("HOPGRAPH_BIN") or Path.home() / ".local/share/hopgraph/bin") / "llama-server"
+
+
+def find_llama_server() -> str | None:
+    """llama.cpp's server binary: on PATH, beside this Python (the venv's bin), or the script's install."""
+    for candidate in (shutil.which("llama-server"), Path(sys.executable).parent / "llama-server", INSTALLED):
+        if candidate and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
 
 
 def free_port() -> int:
@@ -157,7 +168,7 @@ def main() -> None:
     )
     parser.add_argument("--concurrency", default="1,2,4", help="levels against the server (default 1,2,4)")
     parser.add_argument(
-        "--llama-server", default=shutil.which("llama-server"), help="llama.cpp's server binary"
+        "--llama-server", default=find_llama_server(), help="llama.cpp's server binary (default: found)"
     )
     parser.add_argument("--no-in-process", action="store_true", help="skip the in-process model's column")
     args = parser.parse_args()
@@ -187,7 +198,7 @@ def main() -> None:
         port, slots = free_port(), max(levels)
         command = server_command(args.llama_server, gguf, port, slots, local)
         server = (
-            f"llama-server --parallel {slots}"
+            f"{args.llama_server} --parallel {slots}"
             if args.llama_server
             else "llama_cpp.server (1 request at a time)"
         )
