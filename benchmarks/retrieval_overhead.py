@@ -111,7 +111,7 @@ def main() -> None:
     started = time.perf_counter()
     queries = PrecomputedQueries(services_for(settings).embedder, questions)
     print(f"{len(questions)} queries embedded beforehand in {time.perf_counter() - started:.1f} s (untimed)")
-    indexes = BoundIndexes(IndexStore(settings.indexes_path), queries)
+    indexes = BoundIndexes(IndexStore(settings.indexes_path, None, settings.exact_search_max_chunks), queries)
     index: ChunkIndex = indexes.open(name)
     graph = index.extra("sentence_graph")
     print(f"{index.manifest.chunks:,} chunks, {len(graph):,} sentences")

@@ -14,7 +14,12 @@ question with as many chunks as the tree kept, the fair baseline for a larger bu
 Latency: from the end of the `embed` node (the encoder) to the end of hop 3 (and hop 2), through the
 compiled graph, so it includes the vector queries, the update and LangGraph's own step overhead. It is
 timed in runs of their own with 3 hops, the issue's setting, where hop 3 is the last (the last hop needs
-no chunk embeddings and computes no update); `--latency-only` makes only those runs and that table.
+no chunk embeddings and computes no update); `--latency-only` makes only those runs and that table. Each
+variant is timed twice in the one run, over the same index opened two ways: dense search by Chroma's HNSW
+(`exact_search_max_chunks = 0`) and exact in memory (stores.exact, the configured limit; the default for
+an index this size), so the two rows of a variant compare under the same machine load. Both are warmed
+(one vector query each) before timing, so neither row pays for loading the HNSW graph or the vectors. The
+quality tables use the index as configured (exact by default).
 
 The questions are the first `--limit` of the dataset's dev file: those the harness evaluates, which the
 trainer never trains on (hopgraph.treehop_data.EVALUATED). The unit retrieved is our index's 256-token
@@ -39,8 +44,11 @@ from evals.runner import evidence_spans
 from graphs import treehop
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.evaluate import index_name
+from hopgraph.providers import BoundIndexes
 from nodes.context import TreeHopContext
 from nodes.retrieve import search_evidence
+from stores.chroma import ChromaServer
+from stores.index import IndexStore
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 HOPS = 5
@@ -130,12 +138,23 @@ def main() -> None:
     print(f"{args.dataset}: {len(questions)} questions of the first {args.limit}; index {name}: "
           f"{built.status}, {built.manifest.chunks} chunks of 256 tokens")  # fmt: skip
     services = services_for(settings)
-    timed = TimedIndexes(services.indexes)
-    # the reader never runs (the graph stops before it), so no LLM is loaded
-    llm_free = SimpleNamespace(
-        llm=None, indexes=timed, embedder=services.embedder, treehop_model=services.treehop_model
-    )
-    graph = treehop.build(llm_free).compile(checkpointer=InMemorySaver(), interrupt_before=["generate"])
+    chroma = ChromaServer(settings.chroma_url) if settings.chroma_url else None
+    hnsw = BoundIndexes(IndexStore(settings.indexes_path, chroma, 0), services.embedder)
+    searches = {}
+    for indexes in (hnsw, services.indexes):  # the same index searched by Chroma's HNSW, then as configured
+        opened = indexes.open(name)
+        opened.search_by_vectors(services.embedder.embed([questions[0].question]), K)  # warm: load it
+        searches["exact in memory" if opened.exact else "Chroma HNSW"] = TimedIndexes(indexes)
+
+    def graph_over(timed: TimedIndexes) -> Any:
+        # the reader never runs (the graph stops before it), so no LLM is loaded
+        llm_free = SimpleNamespace(
+            llm=None, indexes=timed, embedder=services.embedder, treehop_model=services.treehop_model
+        )
+        return treehop.build(llm_free).compile(checkpointer=InMemorySaver(), interrupt_before=["generate"])
+
+    graphs = {search: (graph_over(timed), timed) for search, timed in searches.items()}
+    graph, timed = graphs[list(searches)[-1]]  # as configured
     checkpoints = {"delta": None, "shipped": ""} | dict(given.partition("=")[::2] for given in args.variant)
 
     def variants(hops: int) -> dict[str, TreeHopContext]:
@@ -154,16 +173,18 @@ def main() -> None:
         }
         report_quality(results, questions, services.indexes.open(name), args.dataset)
     timings = {
-        label: run_variant(graph, timed, questions, f"{label}-{LATENCY_HOPS}", context)
+        (label, search): run_variant(graph, timed, questions, f"{label}-{search}-{LATENCY_HOPS}", context)
         for label, context in variants(LATENCY_HOPS).items()
+        for search, (graph, timed) in graphs.items()
     }
     print(f"\nlatency per query without the encoder ({LATENCY_HOPS}-hop runs; graph steps: vector queries, "
           "update, LangGraph), ms")  # fmt: skip
-    print("| variant | 2 hops mean / p50 | in vector queries | 3 hops mean / p50 | in vector queries |")
-    print("|---|---|---|---|---|")
-    for label, result in timings.items():
+    print("| variant | dense search | 2 hops mean / p50 | in vector queries | 3 hops mean / p50 "
+          "| in vector queries |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for (label, search), result in timings.items():
         cells = [milliseconds(result[part][hops]) for hops in (2, 3) for part in ("latency", "chroma")]
-        print(f"| {label} | " + " | ".join(cells) + " |")
+        print(f"| {label} | {search} | " + " | ".join(cells) + " |")
 
 
 def report_quality(

@@ -304,7 +304,10 @@ class Services:
     def indexes(self) -> BoundIndexes:
         return self._shared(
             "indexes",
-            lambda: BoundIndexes(IndexStore(self.settings.indexes_path, self._chroma()), self.embedder),
+            lambda: BoundIndexes(
+                IndexStore(self.settings.indexes_path, self._chroma(), self.settings.exact_search_max_chunks),
+                self.embedder,
+            ),
         )
 
     def _chroma(self) -> ChromaServer | None:

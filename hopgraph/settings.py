@@ -18,6 +18,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from stores.exact import EXACT_SEARCH_MAX_CHUNKS
+
 
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -101,6 +103,12 @@ class Settings(BaseSettings):
     """A Chroma server (`chroma run --host 127.0.0.1 --port 8000 --path DIR`) holding every index's
     collections instead of an embedded database in each build's folder; manifests, BM25 and extras' files
     stay under data_dir."""
+
+    exact_search_max_chunks: int = Field(default=EXACT_SEARCH_MAX_CHUNKS, ge=0)
+    """Indexes of at most this many chunks answer dense search exactly, from their stored vectors (and chunk
+    texts) held in memory, loaded on first search: the true nearest chunks, the same in every process, and
+    faster than Chroma's HNSW at this size. About 150 MB of vectors at the default 100,000 chunks of 384
+    dimensions. Larger indexes, or any with 0, are searched by Chroma's (approximate) HNSW."""
 
     index_concurrency: int = Field(default=4, ge=1)
     """LLM calls in flight at once while an index is built (question writing, edge judging) against a remote

@@ -41,6 +41,7 @@ from stores.chroma import CHUNK_COLLECTION, GET_BATCH, BuildCollections, ChromaP
 from stores.chunking import Chunk, chunk_document
 from stores.documents import Document, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
+from stores.exact import EXACT_SEARCH_MAX_CHUNKS, ExactVectors
 from stores.extra_registry import EXTRAS, extra_named, in_build_order
 from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource
 from stores.files import batches, write_atomic
@@ -158,10 +159,21 @@ def _chunk_from_chroma(chunk_id: str, text: str, metadata: dict[str, Any]) -> Ch
 
 
 class ChunkIndex:
-    """One opened, read-only index build: dense (Chroma), BM25 and hybrid search over its chunks."""
+    """One opened, read-only index build: dense, BM25 and hybrid search over its chunks.
+
+    Dense search is exact, over the stored vectors held in memory (stores.exact), when the build has at
+    most `exact_search_max_chunks` chunks (0: never); otherwise Chroma's HNSW answers it. Every dense path
+    (`search` in dense mode, the dense half of hybrid, `search_by_vector(s)`) goes the same way, and with
+    the vectors in memory `get` and `embeddings` read them from there too.
+    """
 
     def __init__(
-        self, build_dir: Path, manifest: Manifest, embedder: Embedder, collections: BuildCollections
+        self,
+        build_dir: Path,
+        manifest: Manifest,
+        embedder: Embedder,
+        collections: BuildCollections,
+        exact_search_max_chunks: int = EXACT_SEARCH_MAX_CHUNKS,
     ) -> None:
         self.manifest = manifest
         self._embedder = embedder
@@ -172,6 +184,16 @@ class ChunkIndex:
         self._collection = collections.get(COLLECTION)
         self._bm25 = BM25Index.load(build_dir / _BM25)
         self._row = {chunk_id: row for row, chunk_id in enumerate(self._bm25.ids)}
+        self._exact: ExactVectors | None = None
+        if 0 < len(self._bm25.ids) <= exact_search_max_chunks:
+            self._exact = ExactVectors(
+                self._collection, self._bm25.ids, manifest.dimension, _chunk_from_chroma
+            )
+
+    @property
+    def exact(self) -> bool:
+        """Whether dense search is exact in memory (True) or Chroma's HNSW (False)."""
+        return self._exact is not None
 
     def search(
         self, query: str, k: int, mode: SearchMode = "hybrid", where: dict[str, Any] | None = None
@@ -200,6 +222,8 @@ class ChunkIndex:
 
     def get(self, ids: list[str]) -> list[Chunk]:
         """Chunks by id, in the order asked; KeyError naming any id the index does not hold."""
+        if self._exact is not None:
+            return [self._exact.chunk(row) for row in self._rows(ids)]
         found = _fetch_chunks(self._collection, ids)
         missing = [chunk_id for chunk_id in ids if chunk_id not in found]
         if missing:
@@ -212,6 +236,8 @@ class ChunkIndex:
 
     def embeddings(self, ids: list[str]) -> np.ndarray:
         """The stored vectors of `ids`, one float32 row each, in the order asked."""
+        if self._exact is not None:
+            return self._exact.vectors(self._rows(ids)).reshape(len(ids), self.manifest.dimension)
         rows: dict[str, np.ndarray] = {}
         for batch in batches(ids, GET_BATCH):
             result = self._collection.get(ids=list(batch), include=["embeddings"])
@@ -221,6 +247,13 @@ class ChunkIndex:
             raise KeyError(f"index {self.manifest.name!r} has no chunk(s) {missing[:5]}")
         matrix = np.asarray([rows[chunk_id] for chunk_id in ids], dtype=np.float32)
         return matrix.reshape(len(ids), self.manifest.dimension)
+
+    def _rows(self, ids: list[str]) -> list[int]:
+        """The index rows of `ids`; KeyError naming any id the index does not hold."""
+        missing = [chunk_id for chunk_id in ids if chunk_id not in self._row]
+        if missing:
+            raise KeyError(f"index {self.manifest.name!r} has no chunk(s) {missing[:5]}")
+        return [self._row[chunk_id] for chunk_id in ids]
 
     def extra(self, name: str) -> Any:
         """The extra `name` of this build (stores.extras), opened on first use, then shared by all callers."""
@@ -269,11 +302,13 @@ class ChunkIndex:
         *,
         with_vectors: bool = False,
     ) -> list[list[Hit]]:
-        """The `k` nearest chunks of each row of `vectors`, best first, in one Chroma query.
+        """The `k` nearest chunks of each row of `vectors`, best first, in one query (one matrix product
+        in memory, or one Chroma query).
 
         One query for all rows because a tree search asks for many at once (TreeHop: one per branch), and
         each query has a fixed cost. `with_vectors` also returns each hit's stored embedding, which a
-        method that computes the next query from the chunk needs (TreeHop), without a second lookup.
+        method that computes the next query from the chunk needs (TreeHop), without a second lookup (in
+        memory, a read-only view of the stored row).
         """
         matrix = np.asarray(vectors, dtype=np.float32)
         if matrix.ndim != 2 or matrix.shape[1] != self.manifest.dimension:
@@ -283,6 +318,15 @@ class ChunkIndex:
             )
         if k <= 0 or len(matrix) == 0:
             return [[] for _ in matrix]
+        if self._exact is not None:
+            exact = self._exact
+            return [
+                [
+                    Hit(exact.chunk(row), score, exact.vector(row) if with_vectors else None)
+                    for row, score in ranked
+                ]
+                for ranked in exact.search(matrix, k, self._where_mask(where))
+            ]
         include = ["documents", "metadatas", "distances", *(["embeddings"] if with_vectors else [])]
         result = self._collection.query(
             query_embeddings=matrix,
@@ -318,6 +362,10 @@ class ChunkIndex:
         Ids and distances only: Chroma answers in about 1 ms with them and takes 4 ms more to return the
         texts and metadata of the 50 chunks hybrid search fuses, most of which the fusion drops.
         """
+        if self._exact is not None:
+            query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+            ranked = self._exact.search(query, k, self._where_mask(where))[0]
+            return [(self._exact.ids[row], score) for row, score in ranked]
         result = self._collection.query(
             query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
             n_results=min(k, self.manifest.chunks),
@@ -330,12 +378,16 @@ class ChunkIndex:
         ]
 
     def _bm25_search(self, query: str, k: int, where: dict[str, Any] | None) -> list[tuple[str, float]]:
-        mask = None
-        if where:
-            matching = self._collection.get(where=where, include=[])["ids"]
-            mask = np.zeros(len(self._bm25), dtype=bool)
-            mask[[self._row[chunk_id] for chunk_id in matching]] = True
-        return self._bm25.search(query, k, mask)
+        return self._bm25.search(query, k, self._where_mask(where))
+
+    def _where_mask(self, where: dict[str, Any] | None) -> np.ndarray | None:
+        """The chunks (one bool per index row) that Chroma's metadata filter `where` keeps; None for none."""
+        if not where:
+            return None
+        matching = self._collection.get(where=where, include=[])["ids"]
+        mask = np.zeros(len(self._bm25), dtype=bool)
+        mask[[self._row[chunk_id] for chunk_id in matching]] = True
+        return mask
 
     def _hits(self, ranked: list[tuple[str, float]]) -> list[Hit]:
         """Attach chunks to (id, score) pairs, fetched from Chroma in one call."""
@@ -347,12 +399,19 @@ class IndexStore:
     """All indexes under one root folder; builds them, and opens each build at most once per process.
 
     `chroma` is where the builds' Chroma collections live: by default in each build's folder, or on a
-    Chroma server (stores.chroma.ChromaServer) shared by every index.
+    Chroma server (stores.chroma.ChromaServer) shared by every index. Builds of at most
+    `exact_search_max_chunks` chunks are searched exactly in memory (stores.exact; 0: always Chroma's HNSW).
     """
 
-    def __init__(self, root: Path, chroma: ChromaPlace | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        chroma: ChromaPlace | None = None,
+        exact_search_max_chunks: int = EXACT_SEARCH_MAX_CHUNKS,
+    ) -> None:
         self.root = Path(root)
         self.chroma = chroma or EmbeddedChroma()
+        self.exact_search_max_chunks = exact_search_max_chunks
         self._lock = threading.Lock()
         self._open: dict[tuple[str, str], ChunkIndex] = {}
 
@@ -633,7 +692,11 @@ class IndexStore:
             key = (name, build_id)
             if key not in self._open:
                 self._open[key] = ChunkIndex(
-                    build_dir, manifest, embedder, self.chroma.open(name, build_id, build_dir)
+                    build_dir,
+                    manifest,
+                    embedder,
+                    self.chroma.open(name, build_id, build_dir),
+                    self.exact_search_max_chunks,
                 )
             return self._open[key]
 
