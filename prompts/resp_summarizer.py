@@ -2,7 +2,11 @@
 
 Two calls over the same retrieved passages, asking what Table 1 asks, in our words:
 - global evidence: a short passage, written only from the retrieved passages, of what supports answering
-  the overarching question, closed by an end mark (Table 1's "[DONE]") and with no label before it;
+  the overarching question, with no label before it. Table 1 also asks the model to close it with an end
+  mark ("[DONE]"); we do not: the embedded 1.5B model wrote the mark first, an empty summary, in 8 of the
+  first 10 HotpotQA dev questions' first rounds (39 of 50 over an evaluation), and in none of them once the
+  mark was no longer asked for. A reply that writes the mark anyway is still cut there (it is a stop
+  sequence too);
 - local pathway: can the current sub-question be answered completely and exactly from what is known,
   without inferring? "Yes" and the answer without restating the question, or "No" alone.
 
@@ -40,11 +44,10 @@ SYSTEM = (
     "passages say."
 )
 
-END_MARK = "[DONE]"
+END_MARK = "[DONE]"  # Table 1's end mark: not asked for (see above), cut at when written
 GLOBAL_INSTRUCTION = (
     "Write a short passage that gathers every fact in these passages that helps to answer the question, "
-    "using only what they state. Start directly with the facts, without a heading or label, and write "
-    f"{END_MARK} when you have finished."
+    "using only what they state. Start directly with the facts, without a heading or label."
 )
 GLOBAL_CUE = "Supporting passage:"
 
