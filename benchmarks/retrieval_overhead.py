@@ -32,13 +32,13 @@ from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan, hits_at_k
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.evaluate import index_name
-from hopgraph.providers import BoundIndexes, HybridReranker
+from hopgraph.providers import BoundIndexes, HybridReranker, index_store
 from nodes.context import ChainRAGContext, RetrievalContext, RetrievalMode
 from nodes.retrieve import Retrieve
 from nodes.sentence_retrieval import ExpandSentences, SeedSentences
 from stores.bm25 import tokenize
 from stores.chunking import Chunk
-from stores.index import ChunkIndex, IndexParams, IndexStore
+from stores.index import ChunkIndex, IndexParams
 from stores.protocols import Embedder
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
@@ -111,7 +111,7 @@ def main() -> None:
     started = time.perf_counter()
     queries = PrecomputedQueries(services_for(settings).embedder, questions)
     print(f"{len(questions)} queries embedded beforehand in {time.perf_counter() - started:.1f} s (untimed)")
-    indexes = BoundIndexes(IndexStore(settings.indexes_path, None, settings.exact_search_max_chunks), queries)
+    indexes = BoundIndexes(index_store(settings), queries)
     index: ChunkIndex = indexes.open(name)
     graph = index.extra("sentence_graph")
     print(f"{index.manifest.chunks:,} chunks, {len(graph):,} sentences")

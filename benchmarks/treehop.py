@@ -44,11 +44,9 @@ from evals.runner import evidence_spans
 from graphs import treehop
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.evaluate import index_name
-from hopgraph.providers import BoundIndexes
+from hopgraph.providers import BoundIndexes, index_store
 from nodes.context import TreeHopContext
 from nodes.retrieve import search_evidence
-from stores.chroma import ChromaServer
-from stores.index import IndexStore
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 HOPS = 5
@@ -138,8 +136,7 @@ def main() -> None:
     print(f"{args.dataset}: {len(questions)} questions of the first {args.limit}; index {name}: "
           f"{built.status}, {built.manifest.chunks} chunks of 256 tokens")  # fmt: skip
     services = services_for(settings)
-    chroma = ChromaServer(settings.chroma_url) if settings.chroma_url else None
-    hnsw = BoundIndexes(IndexStore(settings.indexes_path, chroma, 0), services.embedder)
+    hnsw = BoundIndexes(index_store(settings, exact_search_max_chunks=0), services.embedder)
     searches = {}
     for indexes in (hnsw, services.indexes):  # the same index searched by Chroma's HNSW, then as configured
         opened = indexes.open(name)

@@ -228,6 +228,14 @@ class HybridReranker:
         return [fused[i] for i in positions]
 
 
+def index_store(settings: Settings, exact_search_max_chunks: int | None = None) -> IndexStore:
+    """The configured index store: under `indexes_path`, on the Chroma server when `chroma_url` is set,
+    exact dense search up to `exact_search_max_chunks` (the setting unless given: a benchmark compares)."""
+    chroma = ChromaServer(settings.chroma_url) if settings.chroma_url else None
+    limit = settings.exact_search_max_chunks if exact_search_max_chunks is None else exact_search_max_chunks
+    return IndexStore(settings.indexes_path, chroma, limit)
+
+
 class BoundIndexes:
     """Opens indexes with the process's embedder (the IndexProvider nodes are handed)."""
 
@@ -304,15 +312,8 @@ class Services:
     def indexes(self) -> BoundIndexes:
         return self._shared(
             "indexes",
-            lambda: BoundIndexes(
-                IndexStore(self.settings.indexes_path, self._chroma(), self.settings.exact_search_max_chunks),
-                self.embedder,
-            ),
+            lambda: BoundIndexes(index_store(self.settings), self.embedder),
         )
-
-    def _chroma(self) -> ChromaServer | None:
-        """The configured Chroma server, or None for Chroma embedded in each build's folder."""
-        return ChromaServer(self.settings.chroma_url) if self.settings.chroma_url else None
 
     @property
     def reranker(self) -> Reranker:

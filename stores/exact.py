@@ -19,7 +19,7 @@ Stores know nothing of settings: the limit is passed in (hopgraph's `exact_searc
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,10 +54,15 @@ class ExactVectors:
     """
 
     def __init__(
-        self, collection: Any, ids: Sequence[str], dimension: int, to_chunk: ChunkFromChroma
+        self,
+        collection: Any,
+        ids: Sequence[str],
+        row: Mapping[str, int],
+        dimension: int,
+        to_chunk: ChunkFromChroma,
     ) -> None:
-        self.ids = list(ids)
-        self.row = {chunk_id: row for row, chunk_id in enumerate(self.ids)}
+        self.ids = ids
+        self.row = row  # chunk id -> its row in `ids`: the index's own map, shared, not rebuilt
         self._collection = collection
         self._dimension = dimension
         self._to_chunk = to_chunk

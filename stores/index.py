@@ -187,7 +187,7 @@ class ChunkIndex:
         self._exact: ExactVectors | None = None
         if 0 < len(self._bm25.ids) <= exact_search_max_chunks:
             self._exact = ExactVectors(
-                self._collection, self._bm25.ids, manifest.dimension, _chunk_from_chroma
+                self._collection, self._bm25.ids, self._row, manifest.dimension, _chunk_from_chroma
             )
 
     @property
