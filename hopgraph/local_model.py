@@ -248,7 +248,7 @@ class LocalLlamaChat(BaseChatModel):
                 "total_tokens": int(usage.get("total_tokens", 0)),
                 "input_token_details": {"cache_read": max(0, prompt - evaluated)},
             },
-            response_metadata={"seconds": seconds, "model": MODEL_ID},
+            response_metadata={"seconds": seconds, "model": Path(self.model_path).name},
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 

@@ -247,23 +247,39 @@ class BoundIndexes:
         return self.store.open(name, self._embedder)
 
 
+def _local_gguf(spec: str, settings: Settings) -> Path:
+    """The GGUF a `local` spec runs: `local:PATH` names one for a single role (a second model beside the
+    first, as ReSP's Table 4 swaps one role's model), bare `local` the configured or embedded one."""
+    if spec.startswith("local:"):
+        path = Path(spec.removeprefix("local:")).expanduser()
+        if not path.is_file():
+            raise ConfigError(
+                f"llm = {spec!r}: no GGUF file at {path}. Give the path of a .gguf file after 'local:', "
+                "or use 'local' for the embedded model."
+            )
+        return path
+    return Path(settings.local_model_path or ensure_gguf(settings.models_path))
+
+
 def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
     """A chat model for one role's settings: the embedded local model or any init_chat_model provider."""
     spec = role.llm or "local"
-    if spec == "local":
-        path = settings.local_model_path or ensure_gguf(settings.models_path)
+    if spec == "local" or spec.startswith("local:"):
+        path = _local_gguf(spec, settings)
         model: BaseChatModel = LocalLlamaChat(
             model_path=str(path),
             n_ctx=settings.local_n_ctx,
             n_threads=settings.local_n_threads,
             contexts=settings.local_contexts,
         )
-        model_id = MODEL_ID if settings.local_model_path is None else f"local:{Path(path).name}"
+        embedded = spec == "local" and settings.local_model_path is None
+        model_id = MODEL_ID if embedded else f"local:{path.name}"
         return RoleModel(model, model_id, f"local GGUF {path}", exclusive=True)
     if ":" not in spec:
         raise ConfigError(
-            f"llm = {spec!r} is not understood: use 'local' or 'provider:model' such as "
-            "'openai:gpt-4o-mini' (with base_url for vLLM, Ollama or a llama.cpp server)."
+            f"llm = {spec!r} is not understood: use 'local', 'local:/path/to/model.gguf' or "
+            "'provider:model' such as 'openai:gpt-4o-mini' (with base_url for vLLM, Ollama or a llama.cpp "
+            "server)."
         )
     from langchain.chat_models import init_chat_model
 

@@ -52,7 +52,8 @@ class Settings(BaseSettings):
     """Where the embedded GGUF is assembled (default: DATA_DIR/models)."""
 
     llm: str = "local"
-    """`local` (embedded GGUF via llama.cpp) or `provider:model` for LangChain's init_chat_model."""
+    """`local` (embedded GGUF via llama.cpp), `local:PATH` (another GGUF, e.g. for one role), or
+    `provider:model` for LangChain's init_chat_model."""
     base_url: str | None = None
     """An OpenAI-compatible server (vLLM, Ollama, llama.cpp server) for `openai:MODEL`."""
     api_key: str | None = None

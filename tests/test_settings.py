@@ -67,6 +67,21 @@ def test_a_provider_spec_without_a_provider_is_a_clear_error(tmp_path: Path) -> 
         build_chat_model(settings.role("generator"), settings)
 
 
+def test_a_role_can_run_its_own_local_gguf(tmp_path: Path) -> None:
+    gguf = tmp_path / "other.gguf"
+    gguf.write_bytes(b"GGUF")  # never loaded: the chat model opens its file on the first call
+    settings = Settings(data_dir=tmp_path, roles={"summarizer": {"llm": f"local:{gguf}"}})
+    built = build_chat_model(settings.role("summarizer"), settings)
+    assert built.model_id == "local:other.gguf" and built.exclusive
+    assert built.model.model_path == str(gguf)
+
+
+def test_a_missing_local_gguf_is_a_clear_error_naming_the_path(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, roles={"summarizer": {"llm": "local:/nowhere/model.gguf"}})
+    with pytest.raises(ConfigError, match=r"no GGUF file at /nowhere/model\.gguf"):
+        build_chat_model(settings.role("summarizer"), settings)
+
+
 def test_an_openai_compatible_role_gets_base_url_and_a_placeholder_key(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, llm="openai:qwen", base_url="http://127.0.0.1:1/v1", max_retries=5)
     built = build_chat_model(settings.role("generator"), settings)
