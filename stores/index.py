@@ -665,10 +665,11 @@ class IndexStore:
         """The current build of `name`, opened once per process and shared.
 
         Every retrieval node opens its index on every call, so an already opened build is found from the
-        `current` link alone: reading and parsing its manifest again cost about 2 ms a call, and the
-        manifest of a complete build never changes.
+        `current` link alone, one readlink: reading and parsing its manifest again cost about 2 ms a call,
+        and checking again that the build is complete three more file system calls (0.3 ms a TreeHop hop
+        here), while a build once opened was complete and a complete build never changes.
         """
-        build_id = self._current_build(name)
+        build_id = self._linked_build(name)
         with self._lock:
             opened = self._open.get((name, build_id)) if build_id is not None else None
         if opened is not None and opened.manifest.embedding_model == embedder.name:
@@ -739,6 +740,13 @@ class IndexStore:
                 "starting with a letter or digit"
             )
         return self.root / name
+
+    def _linked_build(self, name: str) -> str | None:
+        """The build id `current` points at, complete or not (None without the link)."""
+        try:
+            return Path(os.readlink(self._index_dir(name) / "current")).name
+        except OSError:
+            return None
 
     def _current_build(self, name: str) -> str | None:
         """The build id `current` points at, if that build is complete."""
