@@ -92,12 +92,13 @@ def make_subset(source: Path, out: Path, queries: int, seed: int = SEED) -> Subs
     full = load_benchmark("multihop_rag", source)
     chosen = [q for q in full.examples if q.evidence][:queries]
     cited_ids = list(dict.fromkeys(gold.doc_id for q in chosen for gold in q.evidence))
-    rest = [doc.id for doc in full.corpus if doc.id not in set(cited_ids)]
+    cited = set(cited_ids)
+    rest = [doc.id for doc in full.corpus if doc.id not in cited]  # corpus order: the draw is reproducible
     if len(rest) < len(cited_ids):
         raise SystemExit(
             f"{len(cited_ids)} cited articles but only {len(rest)} others to draw distractors from"
         )
-    kept = set(cited_ids) | set(random.Random(seed).sample(rest, len(cited_ids)))
+    kept = cited | set(random.Random(seed).sample(rest, len(cited_ids)))
     articles = [a for a in json.loads((source / MULTIHOP_RAG_CORPUS).read_text()) if a["url"] in kept]
     wanted = {q.question for q in chosen}
     records = [q for q in json.loads((source / DATASETS["multihop_rag"]).read_text()) if q["query"] in wanted]
@@ -112,7 +113,7 @@ def make_subset(source: Path, out: Path, queries: int, seed: int = SEED) -> Subs
         out,
         subset,
         [docs[doc_id] for doc_id in cited_ids],
-        [doc for doc in subset.corpus if doc.id not in set(cited_ids)],
+        [doc for doc in subset.corpus if doc.id not in cited],
     )
 
 
@@ -122,6 +123,7 @@ def build_cost(subset: Subset, name: str, settings: Settings) -> QuestionCost:
 
 
 def print_composition(subset: Subset, cost: QuestionCost) -> None:
+    """What was measured on: the subset's exact size, chunks counted as the index build cuts them."""
     print(
         f"subset {subset.path}: {len(subset.questions)} non-null dev queries, {len(subset.cited)} articles "
         f"they cite, {len(subset.distractors)} distractors (random.Random({SEED})), "
@@ -149,9 +151,9 @@ def print_cost(cost: QuestionCost) -> None:
 
 
 def print_spent(name: str, settings: Settings) -> None:
-    """The index cost per chunk: calls from the manifest, tokens and seconds per call from this run's calls
-    (the journals keep results, not costs: a run that made no call, the build being complete, shows the
-    manifest's phase times of the build's last run instead)."""
+    """The index cost per chunk: calls from the manifest, tokens and seconds per call from this run's calls.
+    The journals keep results, not costs: when a role made no call this run (its work journaled by an
+    earlier run), the manifest's phase times of the build's last run are shown instead."""
     services = services_for(settings)
     manifest = services.indexes.store.current_manifest(name)
     assert manifest is not None  # the build just finished
@@ -165,14 +167,11 @@ def print_spent(name: str, settings: Settings) -> None:
         "question writer": (services.question_writer.spent, 1.0),
         "edge judge": (services.edge_judge.spent, judge_calls),
     }
-    if not all(usage["calls"] for usage, _ in spent.values()):
-        print(
-            f"  no LLM calls of both roles this run; the build's last run: questions {questions.seconds} s, "
-            f"question graph {graph.seconds} s"
-        )
-        return
     chunk = dict.fromkeys(("sent", "evaluated", "seconds"), 0.0)
     for role, (usage, per_chunk) in spent.items():
+        if not usage["calls"]:
+            print(f"  {role}: no calls this run")
+            continue
         per_call = {
             "sent": usage["prompt_tokens"] / usage["calls"],
             "evaluated": (usage["prompt_tokens"] - usage["cached_tokens"]) / usage["calls"],
@@ -184,10 +183,13 @@ def print_spent(name: str, settings: Settings) -> None:
         )
         for key, value in per_call.items():
             chunk[key] += per_chunk * value
-    print(
-        f"  a chunk: {chunk['sent']:.0f} prompt tokens sent, {chunk['evaluated']:.0f} evaluated, "
-        f"{chunk['seconds']:.1f} s"
-    )
+    if all(usage["calls"] for usage, _ in spent.values()):
+        print(
+            f"  a chunk: {chunk['sent']:.0f} prompt tokens sent, {chunk['evaluated']:.0f} evaluated, "
+            f"{chunk['seconds']:.1f} s"
+        )
+    else:
+        print(f"  the build's last run took: questions {questions.seconds} s, graph {graph.seconds} s")
 
 
 def retrieved(graph: Any, thread: str, question: str, context: Any) -> list[RetrievedSpan]:
