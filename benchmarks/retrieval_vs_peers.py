@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from evals.datasets import GoldEvidence, QAExample, load_benchmark
+from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, GoldEvidence, QAExample, load_benchmark
 from evals.metrics import RetrievedSpan, full_at_k, hits_at_k, recall_within_chars
 from evals.plots import plot_budget_bars
 from evals.runner import Record, evidence_spans, latest_results, read_records, results_path, stored_gold
@@ -41,9 +41,9 @@ FULL_KS = (5, 20)
 BUDGETS = {4_000: "hits@4", 10_000: "hits@10"}
 
 
-def run_peer(script: str, queries: Path) -> dict[str, float]:
+def run_peer(script: str, corpus: Path, queries: Path) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, str(PEERS / script), str(DATA / "corpus.json"), str(queries)],
+        [sys.executable, str(PEERS / script), str(corpus), str(queries)],
         capture_output=True,
         text=True,
         check=True,
@@ -51,15 +51,20 @@ def run_peer(script: str, queries: Path) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def peer_rows(questions: Sequence[QAExample], workdir: Path) -> dict[str, dict[str, float]]:
-    """Both peers on exactly `questions`: the dev queries file cut down to them, in its own format."""
+def peer_rows(
+    questions: Sequence[QAExample], workdir: Path, data: Path = DATA
+) -> dict[str, dict[str, float]]:
+    """Both peers on exactly `questions` over the corpus of `data` (a MultiHop-RAG folder: the full set, or
+    a subset such as benchmarks.question_retrieval writes): its queries file cut down to them, in its own
+    format."""
     wanted = {q.question for q in questions}
-    queries = [q for q in json.loads((DATA / "MultiHopRAG.json").read_text()) if q["query"] in wanted]
+    queries = [q for q in json.loads((data / DATASETS["multihop_rag"]).read_text()) if q["query"] in wanted]
     path = workdir / "queries.json"
     path.write_text(json.dumps(queries))
+    corpus = data / MULTIHOP_RAG_CORPUS
     return {
-        "peer dense": run_peer("plain_rag_peer.py", path),
-        "peer BM25": run_peer("bm25_peer.py", path),
+        "peer dense": run_peer("plain_rag_peer.py", corpus, path),
+        "peer BM25": run_peer("bm25_peer.py", corpus, path),
     }
 
 
