@@ -20,7 +20,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS
 from hopgraph.local_model import ensure_gguf
-from tests.scripted import ScriptedChatModel, scripted_writer
+from nodes.edge_judge import LLMEdgeJudge
+from tests.scripted import ScriptedChatModel, scripted_gateway, scripted_writer
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -90,4 +91,17 @@ def scripted_cli(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Scripte
     assert Settings() == settings
     writer, model = scripted_writer()
     monkeypatch.setitem(services_for(settings)._built, "question_writer", writer)
+    return model
+
+
+@pytest.fixture
+def scripted_judge_cli(
+    scripted_cli: ScriptedChatModel, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> ScriptedChatModel:
+    """`hopgraph` in this process with its question writer and edge judge scripted (the judge says yes
+    when the question names the chunk's title: tests.test_biqog_edges.scripted_reply)."""
+    from tests.test_biqog_edges import scripted_reply  # a test module: imported on use, not with conftest
+
+    llm, model = scripted_gateway(scripted_reply)
+    monkeypatch.setitem(services_for(settings)._built, "edge_judge", LLMEdgeJudge(llm, 1))
     return model

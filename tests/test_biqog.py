@@ -17,7 +17,6 @@ from hopgraph.api import methods, services_for
 from hopgraph.cli import app
 from nodes.biqog import traverse
 from nodes.context import BiqogContext
-from nodes.edge_judge import LLMEdgeJudge
 from stores.extras import ExtraMissingError
 from stores.index import IndexStore
 from stores.question_graph import (
@@ -30,7 +29,7 @@ from stores.question_graph import (
 from stores.questions import QUESTIONS, QuestionParams, StoredQuestion
 from tests.embedders import minilm as new_minilm
 from tests.scripted import ScriptedChatModel, run_over_store, scripted_gateway
-from tests.test_biqog_edges import build, scripted_models, scripted_reply
+from tests.test_biqog_edges import build, scripted_models
 from tests.test_quote import DOCS, PER_CHUNK, SMALL, corpus_folder
 
 # q1 - a, b;  q2 - b, c;  q3 - c, d;  q4 - e.  From q1: hop 1 reaches a and b, hop 2 (through q2, which b
@@ -142,16 +141,6 @@ def test_biqog_on_an_index_without_the_graph_names_the_command_that_adds_it(
     )
     with pytest.raises(ExtraMissingError, match=f"--with {QUESTION_GRAPH.name}"):
         run_biqog(store, services, "Where is Mount Etna?")
-
-
-@pytest.fixture
-def scripted_judge_cli(
-    scripted_cli: ScriptedChatModel, settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> ScriptedChatModel:
-    """`hopgraph` in this process (test_quote's scripted question writer), its edge judge scripted too."""
-    llm, model = scripted_gateway(scripted_reply)
-    monkeypatch.setitem(services_for(settings)._built, "edge_judge", LLMEdgeJudge(llm, 1))
-    return model
 
 
 def test_dry_run_counts_the_judge_calls_and_times_a_warm_up_of_them(

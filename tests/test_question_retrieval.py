@@ -14,12 +14,9 @@ import pytest
 from benchmarks.question_retrieval import main, make_subset, scores
 from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan
-from hopgraph import Settings, index_corpus, services_for
+from hopgraph import Settings, index_corpus
 from hopgraph.evaluate import index_name
-from nodes.edge_judge import LLMEdgeJudge
 from tests.conftest import SHARED_DATA
-from tests.scripted import ScriptedChatModel, scripted_gateway
-from tests.test_biqog_edges import scripted_reply
 
 TOPICS = {
     "Volcano": "Mount Etna on Sicily erupted again this week and sent ash over the port of Catania.",
@@ -126,21 +123,12 @@ def test_scores_are_the_share_of_queries_with_every_fact_and_the_mean_share_of_f
     }
 
 
-@pytest.fixture
-def scripted_judge(
-    settings: Settings, scripted_cli: ScriptedChatModel, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Besides the scripted question writer, a judge saying yes when the question names the chunk's title."""
-    llm, _ = scripted_gateway(scripted_reply)
-    monkeypatch.setitem(services_for(settings)._built, "edge_judge", LLMEdgeJudge(llm, 1))
-
-
 def row(output: str, name: str) -> list[float]:
     line = next(line for line in output.splitlines() if line.startswith(f"| {name} |"))
     return [float(cell) for cell in line.strip("| \n").split(" | ")[1:]]
 
 
-@pytest.mark.usefixtures("scripted_judge")
+@pytest.mark.usefixtures("scripted_judge_cli")
 def test_the_command_prints_the_cost_builds_and_scores_every_row(
     source: Path, tmp_path: Path, settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
