@@ -4,7 +4,7 @@ Scoring is bm25s's: its term-by-document score matrix is sparse, so a query cost
 words (a bm25 search of MultiHop-RAG's 6,532 chunks takes 1.9 ms against 128 ms with rank-bm25, which
 scores every document in Python; benchmarks/retrieval_overhead.py). Indexing stays per-document Python,
 and on a hundred texts (the hybrid reranker's candidates) it is slower than rank-bm25's, 12 ms against 7,
-so `scores_among` repeats its arithmetic on the query's words alone instead of indexing them.
+unless the index holds only the query's words (`scores_among`).
 Its "robertson" variant is the Okapi formula rank-bm25's BM25Okapi computes, up to the constant factor
 k1 + 1, so rankings are the same except for words found in more than half of the texts: rank-bm25 floors
 their negative idf at a quarter of the average idf, bm25s at zero.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import re
 from collections.abc import Hashable, Sequence
 from pathlib import Path
@@ -26,12 +25,14 @@ from typing import TypeVar
 
 import bm25s
 import numpy as np
+from bm25s.tokenization import Tokenized
 
 _FORMAT_VERSION = 1
 RRF_K = 60
 K1, B = 1.5, 0.75  # rank-bm25's BM25Okapi defaults, kept so rankings did not move
 Item = TypeVar("Item", bound=Hashable)
 _WORD = re.compile(r"[^\W_]+")
+_OTHER_WORD = ""  # what scores_among indexes every word of the texts that the query lacks as; never a token
 # fmt: off
 STOPWORDS = frozenset({
     "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as",
@@ -88,31 +89,23 @@ def top_positive(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> 
 def scores_among(query: str, tokens: Sequence[Sequence[str]]) -> np.ndarray:
     """BM25 scores of a few tokenized texts for `query` with the statistics of these texts alone.
 
-    The scores `BM25Index(ids, texts).scores(query)` gives, bit for bit, for a hybrid reranker's
-    candidates: a text's score depends only on the query's words (how often each is in the text, how many
-    texts hold it) and on the text's length, so they are counted directly and bm25s's arithmetic is
-    repeated on that small (texts x query words) table, in its precisions and order (idf in float32, each
-    term's score in float64 rounded to float32, summed in float32 word by word, a repeated word counting
-    twice). Building a bm25s index over the texts cost ChainRAG's seed step about 2 ms per query even with
-    only the query's words indexed (benchmarks/retrieval_overhead.py), almost all of it per-text Python.
+    The scores `BM25Index(ids, texts).scores(query)` gives, for a hybrid reranker's candidates, in about
+    half the time (benchmarks/retrieval_overhead.py): a text's score depends only on the query's words
+    (how often each is in the text, how many texts hold it) and on the text's length, so every other word
+    is indexed as one placeholder that keeps the lengths right, and bm25s works out statistics for the
+    query's handful of words instead of the whole vocabulary of the texts.
     """
     words = tokenize(query)
     if not words or not tokens:
         return np.zeros(len(tokens))
-    column = {word: at for at, word in enumerate(dict.fromkeys(words))}
-    counts = np.array([[text.count(word) for word in column] for text in tokens], dtype=np.float32)
-    lengths = np.array([len(text) for text in tokens])
-    found = np.count_nonzero(counts, axis=0).tolist()
-    n = len(tokens)
-    idf = np.array([math.log(max((n - df + 0.5) / (df + 0.5), 1)) for df in found], dtype=np.float32)
-    with np.errstate(invalid="ignore", divide="ignore"):  # all texts empty: no word to score, see _setup
-        saturation = K1 * ((1 - B) + B * lengths / lengths.mean())
-        terms = idf.astype(np.float64) * (counts / (saturation[:, None] + counts))
-    terms = np.where(counts > 0, terms, 0).astype(np.float32)
-    scores = np.zeros(n, dtype=np.float32)
+    vocab = {_OTHER_WORD: 0}
     for word in words:
-        scores += terms[:, column[word]]
-    return scores.astype(np.float64)
+        vocab.setdefault(word, len(vocab))
+    ids = [[vocab.get(word, 0) for word in text] for text in tokens]
+    bm25 = bm25s.BM25(k1=K1, b=B, method="robertson")
+    with np.errstate(invalid="ignore", divide="ignore"):  # texts without one indexable word: see _setup
+        bm25.index(Tokenized(ids=ids, vocab=vocab), create_empty_token=False, show_progress=False)
+    return bm25.get_scores_from_ids([vocab[word] for word in words]).astype(np.float64)
 
 
 class BM25Index:
