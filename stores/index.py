@@ -750,13 +750,13 @@ class IndexStore:
 
     def _current_build(self, name: str) -> str | None:
         """The build id `current` points at, if that build is complete."""
-        current = self._index_dir(name) / "current"
-        if not current.is_symlink():
+        build_id = self._linked_build(name)
+        if build_id is None:
             return None
-        build_dir = current.parent / os.readlink(current)
+        build_dir = self._build_dir(name, build_id)
         if (build_dir / _INCOMPLETE).exists() or not (build_dir / _MANIFEST).is_file():
             return None
-        return build_dir.name
+        return build_id
 
     def _switch(self, index_dir: Path, build_id: str) -> None:
         """Point `current` at the new build in one rename, so a reader sees the old build or the new."""
