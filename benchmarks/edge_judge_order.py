@@ -5,7 +5,7 @@ index build's order) against question by question (the order the pairs are made 
 
 The judge's prompt is the instructions, then the chunk, then the question (prompts.edge_judge), and
 llama.cpp evaluates only what follows the prefix its context still holds from the previous call. Judged
-chunk by chunk (stores.question_graph.candidate_pairs sorts them so), every call after a chunk's first
+chunk by chunk (stores.question_graph.in_judging_order, the build's sort), every call after a chunk's first
 shares the instructions and the chunk with the last one; judged question by question (a question against
 its own chunk, then its nearest others, then the next question), consecutive calls mostly share only the
 instructions. Both orders judge the same pairs with the same prompts: the verdicts must agree (greedy
@@ -31,17 +31,8 @@ from hopgraph.providers import Services
 from nodes.edge_judge import LLMEdgeJudge
 from nodes.questions import LLMQuestionWriter
 from stores.chunking import Chunk
-
-
-@dataclass(frozen=True)
-class JudgePair:
-    """A question (from `source`, with its number there) and a candidate chunk."""
-
-    question: str
-    source: int
-    number: int
-    chunk: Chunk
-    chunk_position: int
+from stores.question_graph import Pair, in_judging_order
+from stores.questions import StoredQuestion
 
 
 @dataclass(frozen=True)
@@ -53,12 +44,14 @@ class OrderRun:
     verdicts: dict[tuple[str, str], str]
 
 
-def judge_in_order(judge: LLMEdgeJudge, pairs: Sequence[JudgePair]) -> OrderRun:
+def judge_in_order(judge: LLMEdgeJudge, pairs: Sequence[Pair]) -> OrderRun:
     """Judge `pairs` one after another, as given, with the cost the judge's calls report."""
     before = dict(judge.spent)
     started = time.perf_counter()
     verdicts = {
-        (pair.question, pair.chunk.id): judge.judge(pair.chunk.title, pair.chunk.text, pair.question)
+        (pair.question.question, pair.chunk.id): judge.judge(
+            pair.chunk.title, pair.chunk.text, pair.question.question
+        )
         for pair in pairs
     }
     seconds = time.perf_counter() - started
@@ -81,7 +74,6 @@ def main() -> None:
     services = Services(settings)
     index = services.indexes.open("sample")
     chunks = index.all_chunks()
-    position = {chunk.id: number for number, chunk in enumerate(chunks)}
     sources: list[Chunk] = []
     for chunk in chunks:
         if len(sources) < args.chunks and all(chunk.doc_id != kept.doc_id for kept in sources):
@@ -89,7 +81,7 @@ def main() -> None:
     print(f"index 'sample': {built.manifest.chunks} chunks; {len(sources)} source chunks")
 
     writer = LLMQuestionWriter(services.llm, 1)
-    made: list[JudgePair] = []
+    made: list[Pair] = []
     for source_number, source in enumerate(sources):
         questions, _ = writer.write(source.title, source.text, args.questions)
         vectors = services.embedder.embed(questions)
@@ -97,15 +89,13 @@ def main() -> None:
             zip(questions, index.search_by_vectors(vectors, args.candidates + 1), strict=True)
         ):
             others = [hit.chunk for hit in hits if hit.chunk.id != source.id][: args.candidates]
-            made.extend(
-                JudgePair(question, source_number, number, chunk, position[chunk.id])
-                for chunk in (source, *others)
-            )
-    print(f"{len(made)} pairs: {sum(1 for p in made if p.chunk.id == sources[p.source].id)} questions, "
+            stored = StoredQuestion(f"{source_number:04d}.{number:04d}", question, source.id)
+            made.extend(Pair(stored, chunk) for chunk in (source, *others))
+    print(f"{len(made)} pairs: {sum(1 for p in made if p.chunk.id == p.question.chunk_id)} questions, "
           f"each with its own chunk and up to {args.candidates} nearest others")  # fmt: skip
 
     question_major = list(made)  # as made: each question's candidates together
-    chunk_major = sorted(made, key=lambda pair: (pair.chunk_position, pair.source, pair.number))
+    chunk_major = in_judging_order(made, chunks)  # the build's own order
     judge = LLMEdgeJudge(services.llm, 1)
     runs = {
         "question by question (as made)": judge_in_order(judge, question_major),
