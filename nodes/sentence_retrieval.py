@@ -50,11 +50,15 @@ class SeedSentences:
             return {"gathered": gathered, "stop": STOP_NO_GRAPH}
         graph = index.extra("sentence_graph")
         ids = [sentence_id for sentence_id, _ in graph.candidates(state["query"], ctx.candidates)]
-        candidates = graph.spans(ids)
-        texts, lexical = [s.text for s in candidates], graph.lexical_scores(state["query"], ids)
-        scores = self.reranker.score(state["query"], texts, graph.embeddings(ids), lexical)
-        best = sorted(zip(scores, range(len(candidates)), strict=True), reverse=True)[: ctx.top_k]
-        return {"gathered": [evidence_from(candidates[i], score, hop) for score, i in best]}
+        lexical = graph.lexical_scores(state["query"], ids)
+        scores = self.reranker.score(state["query"], graph.texts(ids), graph.embeddings(ids), lexical)
+        best = sorted(zip(scores, range(len(ids)), strict=True), reverse=True)[: ctx.top_k]
+        seeds = graph.spans([ids[i] for _, i in best])
+        return {
+            "gathered": [
+                evidence_from(seed, score, hop) for seed, (score, _) in zip(seeds, best, strict=True)
+            ]
+        }
 
 
 class ExpandSentences:
@@ -71,11 +75,14 @@ class ExpandSentences:
         if not neighbours:
             return {"expansions": expansions, "stop": STOP_EXHAUSTED}
         similarity = graph.embeddings(neighbours) @ self.embedder.embed([state["query"]])[0]
-        words, hop = word_count(gathered), state.get("step", 0) + 1
-        for i in np.argsort(-similarity, kind="stable"):
-            sentence = graph.spans([neighbours[i]])[0]
-            if words + len(sentence.text.split()) > ctx.word_limit:
-                return {"gathered": gathered, "expansions": expansions, "stop": STOP_WORD_LIMIT}
-            words += len(sentence.text.split())
-            gathered.append(evidence_from(sentence, float(similarity[i]), hop))
-        return {"gathered": gathered, "expansions": expansions, "stop": ""}
+        best_first = [neighbours[i] for i in np.argsort(-similarity, kind="stable")]
+        # Best first until the next sentence would pass the word limit: the longest prefix whose running
+        # total fits (counts are never negative, so the totals only grow).
+        totals = word_count(gathered) + np.cumsum(graph.word_counts(best_first))
+        fits = int(np.searchsorted(totals, ctx.word_limit, side="right"))
+        score, hop = dict(zip(neighbours, similarity.tolist(), strict=True)), state.get("step", 0) + 1
+        gathered += [
+            evidence_from(sentence, score[sentence.id], hop) for sentence in graph.spans(best_first[:fits])
+        ]
+        stop = STOP_WORD_LIMIT if fits < len(best_first) else ""
+        return {"gathered": gathered, "expansions": expansions, "stop": stop}
