@@ -7,10 +7,14 @@ import json
 from typing import Any
 
 import pytest
+from langgraph.runtime import Runtime
 
 from graphs import chainrag
 from hopgraph import Settings, build_graph, index_corpus, services_for
 from hopgraph.providers import EmbeddingSimilarityReranker
+from nodes.context import ChainRAGContext
+from nodes.sentence_retrieval import ExpandSentences, word_count
+from nodes.state import evidence_from
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 from tests.test_naive_local import GOLD_TITLES, QUESTION
 
@@ -133,6 +137,29 @@ def test_expansion_stops_at_the_word_limit_without_asking_the_judge(
     for hop in (1, 2):
         words = sum(len(item["text"].split()) for item in values["evidence"] if item["hop"] == hop)
         assert 0 < words <= 40
+
+
+def test_expansion_adds_the_best_first_neighbours_that_fit_the_word_limit(
+    settings: Settings, jaws_index: str
+) -> None:
+    """The longest run of neighbours, most similar to the query first, whose words still fit."""
+    services = services_for(settings)
+    graph = services.indexes.open(jaws_index).extra("sentence_graph")
+    query = "Who composed the score of Jaws?"
+    gathered = [
+        evidence_from(seed, 1.0, 1) for seed in graph.spans([i for i, _ in graph.candidates(query, 2)])
+    ]
+    context = ChainRAGContext(index=jaws_index, word_limit=word_count(gathered) + 25)
+    state = {"query": query, "gathered": gathered, "step": 0}
+    update = ExpandSentences(services.indexes, services.embedder)(state, Runtime(context=context))
+    taken = [item["id"] for item in update["gathered"][len(gathered) :]]
+    query_vector = services.embedder.embed([query])[0]
+    neighbours = list(graph.neighbors([item["id"] for item in gathered]))
+    ranked = sorted(neighbours, key=lambda i: -float(graph.embeddings([i])[0] @ query_vector))
+    assert taken == ranked[: len(taken)] and 0 < len(taken) < len(ranked)
+    words = word_count(update["gathered"])
+    assert words <= context.word_limit < words + int(graph.word_counts([ranked[len(taken)]])[0])
+    assert update["stop"] == "word_limit" and update["expansions"] == 1
 
 
 def test_edge_ablations_restrict_expansion_to_the_enabled_kinds(settings: Settings, jaws_index: str) -> None:

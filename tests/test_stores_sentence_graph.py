@@ -194,6 +194,16 @@ def test_spans_are_the_sentences_without_their_entities(graph: SentenceGraph) ->
         graph.spans(["nope#s0"])
 
 
+def test_texts_word_counts_and_ids_read_the_same_sentences(graph: SentenceGraph) -> None:
+    ids = ["warsaw#s1", "curie#s4", "curie#s0"]
+    texts = [sentence.text for sentence in graph.sentences(ids)]
+    assert graph.texts(ids) == texts
+    assert graph.word_counts(ids).tolist() == [len(text.split()) for text in texts]
+    assert graph.ids == list(IDS) and len(graph) == len(IDS)
+    with pytest.raises(KeyError, match="nope#s0"):
+        graph.word_counts(["nope#s0"])
+
+
 def test_key_entities_are_the_rarest_alpha_percent(graph: SentenceGraph) -> None:
     keys = {sentence.id: sentence.key_entities for sentence in graph.sentences(IDS)}
     assert keys["curie#s0"] == ("1867", "Marie Curie")  # ceil(0.6 * 3) = 2, the two rarer ones

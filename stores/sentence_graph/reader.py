@@ -82,6 +82,11 @@ class SentenceGraph:
     def __len__(self) -> int:
         return len(self._ids)
 
+    @property
+    def ids(self) -> list[str]:
+        """Every sentence id, in corpus order (the order of the stored vectors)."""
+        return self._ids
+
     def sentence(self, sentence_id: str) -> Sentence:
         """The sentence with this id; KeyError if the graph has none."""
         row = self._rows([sentence_id])[0]
