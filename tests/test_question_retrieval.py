@@ -159,3 +159,22 @@ def test_the_command_prints_the_cost_builds_and_scores_every_row(
     assert index_corpus(subset.corpus, index_name(subset), settings, extras=["question_graph"]).status == (
         "unchanged"
     )
+
+
+@pytest.mark.usefixtures("scripted_judge_cli")
+def test_a_trial_build_prints_the_cost_per_chunk_and_the_full_build_reuses_it(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a one-query subset (an index of its own in the session's store)."""
+    out = tmp_path / "subset"
+    main(["--source", str(source), "--out", str(out), "--queries", "1", "--max-chunks", "1"])
+    trial = capsys.readouterr().out
+    judged = re.search(r"(\d+) judged for this build, 0 reused", trial)
+    assert "1 chunks written by the LLM, 0 reused" in trial and judged is not None
+    assert "index cost per chunk: 1 question writer call" in trial and "a chunk:" in trial
+    assert "a trial of 1 chunks" in trial and "| BiQOG |" not in trial
+    main(["--source", str(source), "--out", str(out), "--queries", "1"])
+    full = capsys.readouterr().out
+    assert re.search(r"\d+ chunks written by the LLM, 1 reused from the previous build", full)
+    assert f"judged for this build, {judged[1]} reused from the previous build" in full
+    assert "| BiQOG |" in full
