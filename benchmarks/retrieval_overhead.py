@@ -155,6 +155,7 @@ def main() -> None:
         node, context = Retrieve(indexes), Runtime(context=RetrievalContext(index=name, retrieval_mode=mode))
         return lambda question: node({"question": question}, context)
 
+    vectors = graph.embeddings(graph.ids)  # the float32 matrix the pre-filter read before, for its row
     methods: dict[str, Callable[[str], object]] = {
         "dense": chunks_by("dense"),
         "bm25 (bm25s)": chunks_by("bm25"),
@@ -167,7 +168,6 @@ def main() -> None:
         ),
         "bm25 (rank-bm25, before)": lambda q: index.get(rank_bm25_top(okapi, chunk_ids, q, TOP_K)),
     }
-    vectors = graph.embeddings(graph.ids)
     for method in methods.values():  # warm-up: first-use costs (graph load, caches) are not per query
         method(questions[0])
 

@@ -43,8 +43,9 @@ class Sentence(Span):
 class SentenceGraph:
     """A loaded sentence graph: sentence lookup, the embedding pre-filter, and neighbours by edge kind.
 
-    Everything lives in memory as numpy arrays (about 1.6 KB per sentence with MiniLM), so queries never
-    touch Chroma or disk; instances are read-only once loaded and safe to share between threads.
+    Everything lives in memory as numpy arrays (about 2.4 KB per sentence with MiniLM, a float16 copy of
+    the vectors included), so queries never touch Chroma or disk; instances are read-only once loaded and
+    safe to share between threads.
     """
 
     def __init__(self, directory: Path, params: SentenceGraphParams, embedder: Embedder) -> None:
@@ -84,8 +85,8 @@ class SentenceGraph:
 
     @property
     def ids(self) -> list[str]:
-        """Every sentence id, in corpus order (the order of the stored vectors)."""
-        return self._ids
+        """Every sentence id, in corpus order (the order of the stored vectors); a copy."""
+        return list(self._ids)
 
     def sentence(self, sentence_id: str) -> Sentence:
         """The sentence with this id; KeyError if the graph has none."""
