@@ -27,7 +27,6 @@ percentages, as the paper prints them. NaiveRAG is dense retrieval, the paper's 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import random
 import tempfile
@@ -121,7 +120,7 @@ def make_subset(source: Path, out: Path, queries: int, seed: int = SEED) -> Subs
 
 def trial_params(max_chunks: int) -> dict[str, QuestionParams]:
     """The questions extra at its defaults, asking about the first `max_chunks` chunks only (0 = all)."""
-    return {QUESTIONS.name: dataclasses.replace(QuestionParams(), max_chunks=max_chunks)}
+    return {QUESTIONS.name: QuestionParams(max_chunks=max_chunks)}
 
 
 def build_cost(subset: Subset, name: str, settings: Settings, max_chunks: int = 0) -> QuestionCost:

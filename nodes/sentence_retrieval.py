@@ -75,14 +75,16 @@ class ExpandSentences:
         if not neighbours:
             return {"expansions": expansions, "stop": STOP_EXHAUSTED}
         similarity = graph.embeddings(neighbours) @ self.embedder.embed([state["query"]])[0]
-        best_first = [neighbours[i] for i in np.argsort(-similarity, kind="stable")]
+        order = np.argsort(-similarity, kind="stable")
+        best_first = [neighbours[i] for i in order]
         # Best first until the next sentence would pass the word limit: the longest prefix whose running
         # total fits (counts are never negative, so the totals only grow).
         totals = word_count(gathered) + np.cumsum(graph.word_counts(best_first))
         fits = int(np.searchsorted(totals, ctx.word_limit, side="right"))
-        score, hop = dict(zip(neighbours, similarity.tolist(), strict=True)), state.get("step", 0) + 1
+        hop, kept = state.get("step", 0) + 1, graph.spans(best_first[:fits])
         gathered += [
-            evidence_from(sentence, score[sentence.id], hop) for sentence in graph.spans(best_first[:fits])
+            evidence_from(sentence, float(similarity[i]), hop)
+            for sentence, i in zip(kept, order[:fits], strict=True)
         ]
         stop = STOP_WORD_LIMIT if fits < len(best_first) else ""
         return {"gathered": gathered, "expansions": expansions, "stop": stop}

@@ -54,9 +54,6 @@ class HalfPrecisionTop:
         norms = np.linalg.norm(self._matrix, axis=1)
         self._max_norm = float(norms.max()) if len(norms) else 0.0
 
-    def __len__(self) -> int:
-        return len(self._matrix)
-
     def top(self, query: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The rows of the `n` highest dot products with `query`, best first (ties: lower row first), and
         those products (float64). Fewer than `n` rows give all of them."""
