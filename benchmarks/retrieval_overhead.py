@@ -88,6 +88,13 @@ def float32_prefilter(vectors: np.ndarray, queries: Embedder, query: str, n: int
     return top[np.lexsort((top, -scores[top]))].tolist()
 
 
+def float64_prefilter(exact: np.ndarray, queries: Embedder, query: str, n: int) -> list[int]:
+    """The exact top n: float64 products over all sentences, summed row by row as `HalfPrecisionTop`
+    defines its scores, ties by row."""
+    scores = (exact * queries.embed([query])[0].astype(np.float64)).sum(axis=1)
+    return np.lexsort((np.arange(len(scores)), -scores))[:n].tolist()
+
+
 def timed(call: Callable[[str], object], query: str) -> float:
     """Milliseconds `call(query)` takes."""
     started = time.perf_counter()
@@ -176,6 +183,10 @@ def main() -> None:
     overlap: dict[int, list[float]] = {k: [] for k in KS}
     hits: dict[str, dict[int, list[float]]] = {lib: {k: [] for k in KS} for lib in ("bm25s", "rank-bm25")}
     shuffle = np.random.default_rng(0)
+    row = {sentence_id: number for number, sentence_id in enumerate(graph.ids)}
+    exact = vectors.astype(np.float64)
+    same_as_float32: list[bool] = []
+    same_as_float64: list[bool] = []
     for example in examples:
         # In a fresh order for every query: a call's time depends on what ran just before it (whether the
         # BLAS threads were still awake, what is in the caches), so no method always follows the same one.
@@ -186,6 +197,12 @@ def main() -> None:
         old = rank_bm25_top(okapi, chunk_ids, example.question, depth)
         for k in KS:
             overlap[k].append(len(set(new[:k]) & set(old[:k])) / k)
+        # the pre-filter's result, untimed: against float32 (before) and float64 over all sentences
+        rows = [row[sentence_id] for sentence_id, _ in graph.candidates(example.question, chain.candidates)]
+        same_as_float32.append(
+            rows == float32_prefilter(vectors, queries, example.question, chain.candidates)
+        )
+        same_as_float64.append(rows == float64_prefilter(exact, queries, example.question, chain.candidates))
         if example.evidence:
             for lib, ranked in (("bm25s", new), ("rank-bm25", old)):
                 retrieved = spans([by_id[chunk_id] for chunk_id in ranked])
@@ -204,6 +221,11 @@ def main() -> None:
         print(f"| {method} | {medians[method]:.2f} | {p90:.2f} | x{medians[method] / GOAL_MS:.2f} |")
     speedup = medians["bm25 (rank-bm25, before)"] / medians["bm25 (bm25s)"]
     print(f"\nbm25: rank-bm25 / bm25s = x{speedup:.1f} (medians, same run)")
+    print(
+        f"pre-filter top {chain.candidates}, rows in order: the same as float32's (before) on "
+        f"{sum(same_as_float32)} of {len(examples)} queries, as float64's over all sentences on "
+        f"{sum(same_as_float64)}"
+    )
 
     scored = len(hits["bm25s"][KS[0]])
     print(f"\n| BM25 library ({len(examples)} queries; Hits@k on the {scored} non-null) | ", end="")

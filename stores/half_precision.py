@@ -39,8 +39,8 @@ class HalfPrecisionTop:
     float16 copy of the matrix halves what is read. Its scores are off by at most `half_product_error`
     (e), so the true top n all score, in float16, within 2e of the n-th best float16 score (if the true
     n-th best is T, that score is at most T + e and each of them at least T - e). Those few rows (a
-    shortlist: 106 for 100 asked at the median of 300 queries on that graph, 120 at most) are scored
-    again in float64, and the n best of those are the result. Scores are defined by that float64 sum,
+    shortlist a little longer than n) are scored again in float64, and the n best of those are the
+    result. Scores are defined by that float64 sum,
     row by row, so they do not depend on which rows were shortlisted, and equal scores rank the lower
     row first: the same rows, in the same order, in every process.
 
