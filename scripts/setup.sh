@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PY=$(command -v python3.11 || command -v python3)
 WHEELS=${HOPGRAPH_WHEELS:-$HOME/.cache/hopgraph/wheels}
 STAMP=.venv/.hopgraph-setup
-WANT=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
+WANT=$(cat pyproject.toml scripts/setup.sh scripts/constraints.txt | sha256sum | cut -c1-16)
 
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && .venv/bin/hopgraph model >/dev/null; then
   echo "hopgraph: already set up (.venv)"
@@ -31,7 +31,9 @@ if ! ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then
   CMAKE_ARGS="$FLAGS" .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps \
     --no-cache-dir llama-cpp-python==0.3.36 -w "$WHEELS"
 fi
-"${PIP[@]}" --find-links "$WHEELS" -e ".[local,studio,postgres,dev]"
+# Under the versions the suite last passed with (scripts/constraints.txt): a fresh machine gets that set, not
+# whatever the index released since.
+"${PIP[@]}" --find-links "$WHEELS" -c scripts/constraints.txt -e ".[local,studio,postgres,dev]"
 # An older setup may have another build installed: make sure this machine's wheel is the one in use.
 "${PIP[@]}" --force-reinstall --no-deps "$(ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl | head -n 1)"
 
