@@ -298,13 +298,19 @@ def test_candidates_are_the_most_similar_sentences(graph: SentenceGraph, minilm:
     assert len(graph.candidates(query, n=100)) == 12 and graph.candidates(query, n=0) == []
 
 
-def test_lexical_scores_are_bm25_among_the_sentences_asked(graph: SentenceGraph) -> None:
-    """The scores a hybrid reranker would compute from the texts, from the graph's own tokens."""
-    query = "Where was Marie Curie born?"
-    ids = ["warsaw#s1", "curie#s0", "curie#s4"]
-    among = BM25Index(ids, [s.text for s in graph.sentences(ids)]).scores(query)
+@pytest.mark.parametrize(
+    "query", ["Where was Marie Curie born?", "Curie Curie in Paris, zebra", "the of", "zebra"]
+)
+def test_lexical_scores_are_bm25_among_the_sentences_asked(graph: SentenceGraph, query: str) -> None:
+    """The scores a hybrid reranker would compute from the texts, from the graph's own tokens: also for a
+    repeated query word, one no sentence has, and a query of stopwords only."""
+    ids = ["warsaw#s1", "curie#s0", "curie#s4", "bread#s1", "curie#s0"]
+    among = BM25Index([str(i) for i in range(len(ids))], [s.text for s in graph.sentences(ids)]).scores(query)
     assert graph.lexical_scores(query, ids) == pytest.approx(among)
-    assert graph.lexical_scores(query, ids)[1] > 0 and graph.lexical_scores(query, []).shape == (0,)
+    assert graph.lexical_scores(query, ids[::-1]) == pytest.approx(among[::-1])
+    assert graph.lexical_scores(query, []).shape == (0,)
+    if query.startswith("Where"):
+        assert graph.lexical_scores(query, ids)[1] > 0
     with pytest.raises(KeyError, match="nope#s0"):
         graph.lexical_scores(query, ["nope#s0"])
 
