@@ -114,8 +114,15 @@ class FlagEmbedder(_LazyEmbedder):
     """The Embedder protocol over FlagEmbedding's FlagModel (mean pooling suits MiniLM-style models)."""
 
     def _load(self) -> Any:
-        from FlagEmbedding import FlagModel
-
+        try:
+            from FlagEmbedding import FlagModel
+        except ImportError as exc:  # e.g. a transformers release without a module FlagEmbedding imports
+            raise ConfigError(
+                f"embedding_backend = 'flag' could not import FlagEmbedding ({exc}). Run "
+                "`bash scripts/setup.sh`, which installs the versions the tests pass with "
+                "(scripts/constraints.txt), or set "
+                "embedding_backend = 'sentence-transformers' (the default)."
+            ) from exc
         return FlagModel(_embedding_path(self.name), pooling_method="mean", use_fp16=False, devices="cpu")
 
     def embed(self, texts: list[str]) -> np.ndarray:
