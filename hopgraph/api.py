@@ -28,7 +28,7 @@ from stores.extra_registry import extra_named, in_build_order
 from stores.index import BuildResult, IndexParams, IndexStore
 from stores.question_graph import JOURNAL as EDGE_JOURNAL
 from stores.question_graph import QUESTION_GRAPH, QuestionGraphParams, read_judgements
-from stores.questions import JOURNAL, QUESTIONS, QuestionParams, read_journal, unwritten
+from stores.questions import JOURNAL, QUESTIONS, QuestionParams, read_journal, written_records
 
 _services: dict[str, Services] = {}
 _savers: dict[str, BaseCheckpointSaver] = {}
@@ -114,16 +114,56 @@ def index_corpus(
     """
     settings = settings or Settings()
     services = services_for(settings)
-    store = services.indexes.store
-    params = IndexParams(
-        chunk_size=settings.chunk_size,
-        chunk_overlap=settings.chunk_overlap,
-        embed_metadata=list(settings.embed_metadata),
+    plan = _BuildPlan.of(settings, services, name, method, extras, extra_params)
+    return services.indexes.store.build(
+        name, path, services.embedder, plan.params, progress=progress, extras=plan.extras, models=plan.models
     )
-    wanted = _wanted_extras(store, name, method, extras, extra_params)
-    # an extra's models are named after the Services attribute that provides them; none loads unneeded
-    models = {model: getattr(services, model) for extra in in_build_order(wanted) for model in extra.models}
-    return store.build(name, path, services.embedder, params, progress=progress, extras=wanted, models=models)
+
+
+@dataclass(frozen=True)
+class _BuildPlan:
+    """The arguments of IndexStore.build for an index of `name` as the settings and options ask: what both a
+    build and its dry run (which must find the build a run would resume) are made from."""
+
+    params: IndexParams
+    extras: dict[str, Any]
+    models: dict[str, Any]
+
+    @classmethod
+    def of(
+        cls,
+        settings: Settings,
+        services: Services,
+        name: str,
+        method: str | None,
+        extras: Sequence[str] | None,
+        extra_params: Mapping[str, Any] | None,
+    ) -> _BuildPlan:
+        params = IndexParams(
+            chunk_size=settings.chunk_size,
+            chunk_overlap=settings.chunk_overlap,
+            embed_metadata=list(settings.embed_metadata),
+        )
+        wanted = _wanted_extras(services.indexes.store, name, method, extras, extra_params)
+        # an extra's models are named after the Services attribute that provides them; none loads unneeded
+        models = {
+            model: getattr(services, model) for extra in in_build_order(wanted) for model in extra.models
+        }
+        return cls(params, wanted, models)
+
+    def journal_directories(
+        self, services: Services, name: str, docs: list[Document], extra: str
+    ) -> list[Path]:
+        """The folders whose journals of `extra` a build would reuse: the current build's, and that of the
+        build these arguments name when it was started and stopped (a killed or failed run)."""
+        store = services.indexes.store
+        found = [
+            store.extra_directory(name, extra),
+            store.interrupted_extra_directory(
+                name, docs, services.embedder.name, self.params, self.extras, self.models, extra
+            ),
+        ]
+        return [directory for directory in found if directory is not None]
 
 
 def _wanted_extras(
@@ -162,10 +202,11 @@ def _mean_time(seconds: Sequence[float], calls: int, concurrency: int) -> float 
 class JudgeCost:
     """What building the `question_graph` extra would cost (part of a `--dry-run`'s QuestionCost).
 
-    `questions`: the questions its edges are judged for (those the current build holds, and `per_chunk` for
-    each chunk still to be written: an upper bound, as the parser drops some); `calls`: at most one judge
-    call per question and candidate chunk (1 + `candidates`), less `held`, the verdicts the current build
-    already holds; `warmup_seconds`: judge calls timed on the warm-up's questions against their own chunk.
+    `questions`: the questions its edges are judged for (those written already, and `per_chunk` for each
+    chunk still to be written: an upper bound, as the parser drops some); `calls`: at most one judge call
+    per question and candidate chunk (1 + `candidates`), less `held`, the verdicts a build would reuse (the
+    current build's and an interrupted run's); `warmup_seconds`: judge calls timed on the warm-up's
+    questions against their own chunk.
     """
 
     params: QuestionGraphParams
@@ -185,7 +226,7 @@ class QuestionCost:
     """What building an index's `questions` extra would cost, measured before paying for it (`--dry-run`).
 
     `chunks`: the corpus's chunks; `asked_about`: those the build asks about (all, or `max_chunks`);
-    `reused`: of those, chunks whose questions the current build already holds (not asked again); `calls`:
+    `reused`: of those, chunks whose questions a build would reuse (not asked again); `calls`:
     LLM calls left to make, one per chunk; `warmup_seconds`: the measured calls; `sample`: what they wrote.
     `edges`: the question graph's judge calls, when the build includes that extra.
     """
@@ -220,13 +261,14 @@ def question_cost(
     kind; builds nothing.
 
     The chunks are cut as the build would cut them; chunks whose questions the index's current build
-    holds are not counted (a build reuses them). The warm-up's questions and verdicts are not kept: the
+    holds are not counted (a build reuses them), nor those an interrupted run of this build journaled
+    before it stopped (the next run resumes it). The warm-up's questions and verdicts are not kept: the
     build asks for them again (from the response cache when `llm_cache` is on).
     """
     settings = settings or Settings()
     services = services_for(settings)
-    store = services.indexes.store
-    wanted = _wanted_extras(store, name, method, extras, extra_params)
+    plan = _BuildPlan.of(settings, services, name, method, extras, extra_params)
+    wanted = plan.extras
     if QUESTIONS.name not in wanted:
         raise ConfigError(
             f"A dry run measures the LLM work of the {QUESTIONS.name} extra, which this build of {name!r} "
@@ -236,9 +278,11 @@ def question_cost(
     docs = path if isinstance(path, list) else load_corpus(path)
     chunks = chunk_corpus(docs, services.embedder.token_spans, settings.chunk_size, settings.chunk_overlap)
     asked_about = params.selected(chunks)
-    current = store.extra_directory(name, QUESTIONS.name)
-    held = read_journal(current / JOURNAL) if current else {}
-    todo = unwritten(asked_about, params.per_chunk, held)
+    folders = plan.journal_directories(services, name, docs, QUESTIONS.name)
+    written = written_records(
+        asked_about, params.per_chunk, *(read_journal(folder / JOURNAL) for folder in folders)
+    )
+    todo = [chunk for chunk in asked_about if chunk.id not in written]
     writer = services.question_writer
     seconds: list[float] = []
     sample: list[tuple[Chunk, str]] = []
@@ -249,12 +293,14 @@ def question_cost(
         sample.extend((chunk, question) for question in questions)
     edges = None
     if QUESTION_GRAPH.name in wanted:
-        unwritten_ids = {chunk.id for chunk in todo}
-        written = sum(len(held[chunk.id].questions) for chunk in asked_about if chunk.id not in unwritten_ids)
+        judged = [
+            read_judgements(folder / EDGE_JOURNAL)
+            for folder in plan.journal_directories(services, name, docs, QUESTION_GRAPH.name)
+        ]
         edges = _judge_cost(
             wanted[QUESTION_GRAPH.name],
-            name,
-            written + params.per_chunk * len(todo),
+            sum(len(record.questions) for record in written.values()) + params.per_chunk * len(todo),
+            len(set().union(*judged)),
             sample[:warmup],
             services,
         )
@@ -273,14 +319,13 @@ def question_cost(
 
 def _judge_cost(
     params: QuestionGraphParams,
-    name: str,
     questions: int,
+    held: int,
     warmup: Sequence[tuple[Chunk, str]],
     services: Services,
 ) -> JudgeCost:
-    """The question graph's judge calls for `questions` questions, timed on the `warmup` pairs."""
-    current = services.indexes.store.extra_directory(name, QUESTION_GRAPH.name)
-    held = len(read_judgements(current / EDGE_JOURNAL)) if current else 0
+    """The question graph's judge calls for `questions` questions, less the `held` verdicts a build would
+    reuse, timed on the `warmup` pairs."""
     judge = services.edge_judge
     seconds: list[float] = []
     for chunk, question in warmup:

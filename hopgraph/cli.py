@@ -118,7 +118,7 @@ def _show_cost(cost: QuestionCost) -> None:
     limit = f" (--max-chunks {cost.params.max_chunks})" if cost.params.max_chunks else ""
     console.print(
         f"dry run: questions for {cost.asked_about} of {cost.chunks} chunks{limit}; {cost.reused} of them "
-        f"already written in the current build"
+        f"already written (by the current build, or by an interrupted run of this one)"
     )
     console.print(
         f"  LLM calls: {cost.calls} (one per chunk), questions: up to {cost.calls * cost.params.per_chunk} "

@@ -435,7 +435,6 @@ class IndexStore:
         started = time.perf_counter()
         models = models or {}
         wanted = _wanted_extras(extras or {}, models)
-        keys = [extra.key(extra_params, models) for extra, extra_params in sorted(wanted, key=_name_of)]
         params = params or IndexParams()
         report = progress or (lambda stage, done, total: None)
         index_dir = self._index_dir(name)
@@ -443,7 +442,7 @@ class IndexStore:
         corpus_path = "<documents>" if isinstance(source, list) else str(Path(source).resolve())
         _check_unique(docs)
         digest = corpus_hash(docs)
-        build_id = _build_id(digest, embedder.name, params, keys)
+        build_id = _build_id(digest, embedder.name, params, _extra_keys(wanted, models))
         current = self.current_manifest(name)
         if current is not None and current.build_id == build_id:
             return BuildResult(current, "unchanged", time.perf_counter() - started)
@@ -725,6 +724,28 @@ class IndexStore:
             return None
         return self._build_dir(name, manifest.build_id) / extra_named(extra).directory
 
+    def interrupted_extra_directory(
+        self,
+        name: str,
+        docs: list[Document],
+        embedder_name: str,
+        params: IndexParams,
+        extras: Mapping[str, Any],
+        models: Mapping[str, Any],
+        extra: str,
+    ) -> Path | None:
+        """The folder of extra `extra` in the build that `build` with these arguments would resume: one
+        started and stopped before it was complete (killed, or an LLM call failed); None when there is none.
+
+        For a dry run, whose count of the work left must include what that build's journals already hold.
+        """
+        wanted = _wanted_extras(extras, models)
+        build_id = _build_id(corpus_hash(docs), embedder_name, params, _extra_keys(wanted, models))
+        build_dir = self._build_dir(name, build_id)
+        if not (build_dir / _INCOMPLETE).exists():
+            return None
+        return build_dir / extra_named(extra).directory
+
     def _build_dir(self, name: str, build_id: str) -> Path:
         return self._index_dir(name) / "builds" / build_id
 
@@ -821,6 +842,11 @@ def _build_id(digest: str, model: str, params: IndexParams, extra_keys: list[Any
 def _name_of(item: tuple[Extra[Any, Any], Any]) -> str:
     """Extras' keys enter the build id in name order, whatever order they were asked or built in."""
     return item[0].name
+
+
+def _extra_keys(wanted: list[tuple[Extra[Any, Any], Any]], models: Mapping[str, Any]) -> list[Any]:
+    """The wanted extras' keys in name order: their part of the build id."""
+    return [extra.key(extra_params, models) for extra, extra_params in sorted(wanted, key=_name_of)]
 
 
 def _wanted_extras(asked: Mapping[str, Any], models: Mapping[str, Any]) -> list[tuple[Extra[Any, Any], Any]]:

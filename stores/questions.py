@@ -131,17 +131,31 @@ def _chunk_id(record: WrittenChunk) -> str:
     return record.chunk_id
 
 
+def written_records(
+    chunks: Sequence[Chunk], asked: int, *journals: Mapping[str, WrittenChunk]
+) -> dict[str, WrittenChunk]:
+    """Each chunk's record from the first of `journals` that holds its questions as it is now, asked for
+    `asked`, by chunk id: the work a build reuses."""
+    found: dict[str, WrittenChunk] = {}
+    for chunk in chunks:
+        record = next(
+            (
+                record
+                for journal in journals
+                if (record := journal.get(chunk.id)) and record.fits(chunk, asked)
+            ),
+            None,
+        )
+        if record is not None:
+            found[chunk.id] = record
+    return found
+
+
 def unwritten(chunks: Sequence[Chunk], asked: int, *journals: Mapping[str, WrittenChunk]) -> list[Chunk]:
     """The chunks none of `journals` holds questions for (as they are now, asked for `asked`): the LLM calls
     a build still has to make. The dry run's cost and the build itself count them alike."""
-
-    def written(chunk: Chunk) -> bool:
-        return any(
-            (record := journal.get(chunk.id)) is not None and record.fits(chunk, asked)
-            for journal in journals
-        )
-
-    return [chunk for chunk in chunks if not written(chunk)]
+    written = written_records(chunks, asked, *journals)
+    return [chunk for chunk in chunks if chunk.id not in written]
 
 
 class QuestionJournal(Journal[WrittenChunk]):

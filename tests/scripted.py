@@ -48,6 +48,19 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text, usage_metadata=usage))])
 
 
+def fail_from_call(model: ScriptedChatModel, call: int, reply: Callable[[str], str]) -> None:
+    """Make `model` answer with `reply` before its `call`-th call and raise from then on, as a provider gone
+    down would: the build stops, its journal holding the calls before it (calls already in flight when
+    the build runs several at once fail too, so the count is the same at any concurrency)."""
+
+    def answer(prompt: str) -> str:
+        if len(model.prompts) >= call:
+            raise RuntimeError("the provider went away")
+        return reply(prompt)
+
+    model.reply = answer
+
+
 def scripted_gateway(reply: Callable[[str], str]) -> tuple[LLMGateway, ScriptedChatModel]:
     model = ScriptedChatModel(reply=reply)
     return LLMGateway({}, RoleModel(model, "scripted", "scripted chat model")), model

@@ -28,8 +28,8 @@ from stores.question_graph import (
 )
 from stores.questions import QUESTIONS, QuestionParams, StoredQuestion
 from tests.embedders import minilm as new_minilm
-from tests.scripted import ScriptedChatModel, run_over_store, scripted_gateway
-from tests.test_biqog_edges import build, scripted_models
+from tests.scripted import ScriptedChatModel, fail_from_call, run_over_store, scripted_gateway
+from tests.test_biqog_edges import build, scripted_models, scripted_reply
 from tests.test_quote import DOCS, PER_CHUNK, SMALL, corpus_folder
 
 # q1 - a, b;  q2 - b, c;  q3 - c, d;  q4 - e.  From q1: hop 1 reaches a and b, hop 2 (through q2, which b
@@ -155,6 +155,24 @@ def test_dry_run_counts_the_judge_calls_and_times_a_warm_up_of_them(
     assert "judge warm-up: 2 call(s)" in shown.output and "for the 40 calls, 1 at a time" in shown.output
     assert len(scripted_cli.prompts) == 2 and len(scripted_judge_cli.prompts) == 2
     assert not services_for(settings).indexes.store.exists("biqog-dry")
+
+
+def test_dry_run_after_a_judge_failure_counts_the_verdicts_the_interrupted_build_holds(
+    tmp_path: Path, settings: Settings, scripted_cli: ScriptedChatModel, scripted_judge_cli: ScriptedChatModel
+) -> None:
+    corpus = corpus_folder(tmp_path, DOCS)
+    args = ["index", str(corpus), "--name", "biqog-stopped", "--method", "biqog", "--max-chunks", "2"]
+    args += ["--questions-per-chunk", "2", "--candidates", "1"]
+    fail_from_call(scripted_judge_cli, 4, scripted_reply)
+    stopped = CliRunner().invoke(app, args)
+    assert stopped.exit_code != 0 and "the provider went away" in str(stopped.exception)
+
+    shown = CliRunner().invoke(app, [*args, "--dry-run"])
+    assert shown.exit_code == 0, shown.output
+    assert "2 of them already written (by the current build, or by an interrupted run" in shown.output
+    assert "LLM calls: 0 (one per chunk)" in shown.output
+    assert "judge calls: at most 5 (4 questions x (1 own + 1 nearest) chunks, less 3 verdicts" in shown.output
+    assert len(scripted_cli.prompts) == 2  # no warm-up: nothing is left to write
 
 
 def test_index_method_biqog_prints_the_graph_and_ask_shows_the_walk(

@@ -29,6 +29,7 @@ from stores.questions import JOURNAL, QUESTIONS, QuestionJournal, QuestionParams
 from tests.embedders import minilm as new_minilm
 from tests.scripted import (
     ScriptedChatModel,
+    fail_from_call,
     field_of,
     killed_run,
     run_over_store,
@@ -309,6 +310,25 @@ def test_dry_run_counts_the_calls_times_a_warm_up_and_builds_nothing(
 
     cost = question_cost(corpus, "quote-dry", settings, method="quote", warmup=0)
     assert cost.calls == cost.asked_about == cost.chunks and cost.estimate_seconds is None
+
+
+def test_dry_run_after_an_interrupted_build_counts_only_the_calls_it_has_left(
+    tmp_path: Path, settings: Settings, scripted_cli: ScriptedChatModel
+) -> None:
+    corpus = corpus_folder(tmp_path, DOCS)
+    args = ["index", str(corpus), "--name", "quote-interrupted", "--method", "quote"]
+    before = question_cost(corpus, "quote-interrupted", settings, method="quote", warmup=0)
+    fail_from_call(scripted_cli, 3, scripted_questions)
+    stopped = CliRunner().invoke(app, args)
+    assert stopped.exit_code != 0 and not services_for(settings).indexes.store.exists("quote-interrupted")
+
+    after = question_cost(corpus, "quote-interrupted", settings, method="quote", warmup=0)
+    assert (before.reused, before.calls) == (0, before.asked_about)
+    assert (after.reused, after.calls) == (2, before.calls - 2)
+    scripted_cli.reply = scripted_questions
+    resumed = CliRunner().invoke(app, args)
+    assert resumed.exit_code == 0, resumed.output
+    assert len(scripted_cli.prompts) == 3 + after.calls  # the failed call is asked again, no written one
 
 
 def test_index_method_quote_prints_questions_parser_counts_and_llm_cost(
