@@ -4,7 +4,7 @@ Scoring is bm25s's: its term-by-document score matrix is sparse, so a query cost
 words (a bm25 search of MultiHop-RAG's 6,532 chunks takes 1.9 ms against 128 ms with rank-bm25, which
 scores every document in Python; benchmarks/retrieval_overhead.py). Indexing stays per-document Python,
 and on a hundred texts (the hybrid reranker's candidates) it is slower than rank-bm25's, 12 ms against 7,
-unless the index holds only the query's words (`scores_among`).
+so `scores_among` scores such a handful with bm25s's own formula functions over a count table instead.
 Its "robertson" variant is the Okapi formula rank-bm25's BM25Okapi computes, up to the constant factor
 k1 + 1, so rankings are the same except for words found in more than half of the texts: rank-bm25 floors
 their negative idf at a quarter of the average idf, bm25s at zero.
@@ -25,14 +25,15 @@ from typing import TypeVar
 
 import bm25s
 import numpy as np
-from bm25s.tokenization import Tokenized
+from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
 _FORMAT_VERSION = 1
 RRF_K = 60
 K1, B = 1.5, 0.75  # rank-bm25's BM25Okapi defaults, kept so rankings did not move
+METHOD = "robertson"  # bm25s's variant that is the Okapi formula
+_IDF, _TF = _select_idf_scorer(METHOD), _select_tfc_scorer(METHOD)
 Item = TypeVar("Item", bound=Hashable)
 _WORD = re.compile(r"[^\W_]+")
-_OTHER_WORD = ""  # what scores_among indexes every word of the texts that the query lacks as; never a token
 # fmt: off
 STOPWORDS = frozenset({
     "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as",
@@ -89,23 +90,39 @@ def top_positive(scores: np.ndarray, k: int, mask: np.ndarray | None = None) -> 
 def scores_among(query: str, tokens: Sequence[Sequence[str]]) -> np.ndarray:
     """BM25 scores of a few tokenized texts for `query` with the statistics of these texts alone.
 
-    The scores `BM25Index(ids, texts).scores(query)` gives, for a hybrid reranker's candidates, in about
-    half the time (benchmarks/retrieval_overhead.py): a text's score depends only on the query's words
-    (how often each is in the text, how many texts hold it) and on the text's length, so every other word
-    is indexed as one placeholder that keeps the lengths right, and bm25s works out statistics for the
-    query's handful of words instead of the whole vocabulary of the texts.
+    Bit for bit what `BM25Index(ids, texts).scores(query)` gives (tested), for a hybrid reranker's hundred
+    candidates in a fifth of the time (benchmarks/retrieval_overhead.py). A text's score depends only on
+    how often each query word is in it, how many of the texts hold each, and the texts' lengths, so this
+    counts just those (one pass over the tokens) where bm25s's indexing builds statistics for every word
+    of every text in a per-text Python loop. The formula stays bm25s's: its own idf and term-frequency
+    functions for METHOD, combined as its index does (idf x tf part per word, rounded to its float32
+    score, summed over the query's words in their order in float32).
     """
     words = tokenize(query)
     if not words or not tokens:
         return np.zeros(len(tokens))
-    vocab = {_OTHER_WORD: 0}
+    column: dict[str, int] = {}
     for word in words:
-        vocab.setdefault(word, len(vocab))
-    ids = [[vocab.get(word, 0) for word in text] for text in tokens]
-    bm25 = bm25s.BM25(k1=K1, b=B, method="robertson")
-    with np.errstate(invalid="ignore", divide="ignore"):  # texts without one indexable word: see _setup
-        bm25.index(Tokenized(ids=ids, vocab=vocab), create_empty_token=False, show_progress=False)
-    return bm25.get_scores_from_ids([vocab[word] for word in words]).astype(np.float64)
+        column.setdefault(word, len(column))
+    width = len(column)
+    found = [
+        row * width + position
+        for row, text in enumerate(tokens)
+        for word in text
+        if (position := column.get(word)) is not None
+    ]
+    counts = np.bincount(found, minlength=len(tokens) * width).reshape(len(tokens), width).astype(np.float32)
+    lengths = np.array([len(text) for text in tokens])
+    holding = np.count_nonzero(counts, axis=0).tolist()
+    idf = np.array([_IDF(held, N=len(tokens)) if held else 0.0 for held in holding], dtype=np.float32)
+    # texts without one indexable word (all stopwords) make the average length 0: no word to score then
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frequency = _TF(tf_array=counts, l_d=lengths[:, None], l_avg=lengths.mean(), k1=K1, b=B, delta=None)
+    parts = np.where(counts > 0, idf * frequency, 0.0).astype(np.float32)
+    total = np.zeros(len(tokens), dtype=np.float32)
+    for word in words:
+        total += parts[:, column[word]]
+    return total.astype(np.float64)
 
 
 class BM25Index:
@@ -122,7 +139,7 @@ class BM25Index:
             raise ValueError("a BM25 index needs at least one text")
         self.ids = ids
         self._tokens = tokens
-        self._bm25 = bm25s.BM25(k1=K1, b=B, method="robertson")
+        self._bm25 = bm25s.BM25(k1=K1, b=B, method=METHOD)
         # No empty-token column: a query with no indexed word is answered before bm25s is asked (`search`).
         # Texts without one indexable word (all stopwords) have average length 0, which bm25s divides by
         # without consequence: such an index has no word to score.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 from pathlib import Path
 
 import numpy as np
@@ -120,11 +121,24 @@ def test_same_ranking_and_scores_as_rank_bm25(query: str) -> None:
 
 @pytest.mark.parametrize("query", [*QUERIES, "zebra", "the of", "volcanic zebra"])
 def test_scores_among_a_few_texts_are_those_of_an_index_over_them(query: str) -> None:
-    """Only the query's words are indexed, every other word as one placeholder: the same scores."""
+    """Counted for the query's words alone and scored with bm25s's formula functions: bit for bit bm25s's
+    own index over the same texts, stopword-only and empty texts included."""
     texts = [*CORPUS, "the of and", ""]
     expected = BM25Index([str(i) for i in range(len(texts))], texts).scores(query)
-    assert scores_among(query, [tokenize(text) for text in texts]) == pytest.approx(expected, rel=1e-6)
+    assert np.array_equal(scores_among(query, [tokenize(text) for text in texts]), expected)
     assert scores_among(query, []).shape == (0,)
+
+
+def test_scores_among_equal_bm25s_bit_for_bit_on_random_texts() -> None:
+    """A hundred texts of random length over a small vocabulary (so words repeat within and across texts,
+    and some are in more than half of them, where idf floors at zero), queries with repeated words."""
+    rng = random.Random(18)
+    vocabulary = [f"w{n}" for n in range(40)]
+    for _ in range(50):
+        texts = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 30))) for _ in range(100)]
+        query = " ".join(rng.choices([*vocabulary[:8], "absent"], k=rng.randint(1, 12)))
+        expected = BM25Index([str(i) for i in range(len(texts))], texts).scores(query)
+        assert np.array_equal(scores_among(query, [tokenize(text) for text in texts]), expected)
 
 
 def test_texts_without_an_indexable_word_match_nothing() -> None:
