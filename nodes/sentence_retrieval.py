@@ -71,7 +71,7 @@ class ExpandSentences:
         graph = self.indexes.open(ctx.index).extra("sentence_graph")
         gathered = list(state.get("gathered", []))
         expansions = state.get("expansions", 0) + 1
-        neighbours = list(graph.neighbors([item["id"] for item in gathered], enabled_edges(ctx)))
+        neighbours = graph.neighbors([item["id"] for item in gathered], enabled_edges(ctx))
         if not neighbours:
             return {"expansions": expansions, "stop": STOP_EXHAUSTED}
         similarity = graph.embeddings(neighbours) @ self.embedder.embed([state["query"]])[0]

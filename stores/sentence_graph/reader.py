@@ -159,26 +159,26 @@ class SentenceGraph:
                 self._tokens = [[sys.intern(word) for word in tokenize(text)] for text in self._texts]
         return scores_among(query, [self._tokens[row] for row in self._rows(ids)])
 
-    def neighbors(self, ids: Iterable[str], kinds: frozenset[str] = EDGE_KINDS) -> dict[str, set[str]]:
-        """Every sentence adjacent to one of `ids` by an enabled edge kind (not `ids` themselves), mapped to
-        the kinds that connect it; in corpus order. Disabling kinds is ChainRAG's edge ablation."""
+    def neighbors(self, ids: Iterable[str], kinds: frozenset[str] = EDGE_KINDS) -> list[str]:
+        """Every sentence adjacent to one of `ids` by an enabled edge kind (not `ids` themselves), in corpus
+        order. Disabling kinds is ChainRAG's edge ablation; `edge` tells which kinds join two sentences.
+
+        Rows stay numpy arrays until the ids are named: expansion asks this for a few hundred sentences per
+        step (benchmarks/retrieval_overhead.py)."""
         unknown = set(kinds) - EDGE_KINDS
         if unknown:
             raise ValueError(f"unknown edge kind(s) {sorted(unknown)}; use {sorted(EDGE_KINDS)}")
         seeds = np.unique(np.asarray(self._rows(ids), dtype=np.int64))
-        found: dict[str, np.ndarray] = {}
+        found = [np.empty(0, dtype=np.int64)]
         if "EC" in kinds:
             keys = union_rows(self._key_indptr, self._key_indices, seeds)
-            found["EC"] = union_rows(self._ec_indptr, self._ec_indices, keys)
+            found.append(union_rows(self._ec_indptr, self._ec_indices, keys))
         if "SS" in kinds:
-            found["SS"] = union_rows(self._ss_indptr, self._ss_indices, seeds)
+            found.append(union_rows(self._ss_indptr, self._ss_indices, seeds))
         if "SA" in kinds:
-            found["SA"] = self._adjacent(seeds)
-        linked: dict[int, set[str]] = {}
-        for kind, rows in found.items():
-            for row in np.setdiff1d(rows, seeds).tolist():
-                linked.setdefault(row, set()).add(kind)
-        return {self._ids[row]: linked[row] for row in sorted(linked)}
+            found.append(self._adjacent(seeds))
+        rows = np.setdiff1d(np.concatenate(found), seeds)  # sorted and unique: corpus order
+        return [self._ids[row] for row in rows.tolist()]
 
     def edge(self, a: str, b: str) -> dict[str, tuple[str, ...]]:
         """The kinds of edge between two sentences: EC with the display names of their shared key
