@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
-from threadpoolctl import threadpool_limits
 
 from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
 from hopgraph.settings import RoleSettings, Settings
@@ -319,7 +318,6 @@ class Services:
         self.settings = settings
         self._lock = threading.RLock()
         self._built: dict[str, Any] = {}
-        threadpool_limits(settings.blas_threads, user_api="blas")  # kept: the limit holds for the process
 
     def _shared(self, key: str, build: Callable[[], Any]) -> Any:
         """Build `key` once; the lock makes concurrent first uses wait instead of loading twice."""

@@ -115,14 +115,6 @@ class Settings(BaseSettings):
     """LLM calls in flight at once while an index is built (question writing, edge judging) against a remote
     provider; the in-process local model takes one at a time whatever this says."""
 
-    blas_threads: int = Field(default=1, ge=1)
-    """Threads numpy's BLAS (OpenBLAS) may use, process-wide, set when the services are made. One by default:
-    the products it runs at query time (exact dense search, cosine reranking) are small and bound by memory
-    bandwidth, and on a few cores its threads spin idle after each product and take CPU from torch and
-    llama.cpp (benchmarks/retrieval_overhead.py: p90 of dense search 2.7 -> 1.1 ms, of ChainRAG's
-    retrieval 9.0 -> 6.3 ms on 2 cores). More threads speed up index-time products (the sentence graph's
-    all-pairs similarity x1.3 with 2)."""
-
     checkpointer: str | None = None
     """`sqlite:///PATH` (default DATA_DIR/checkpoints.sqlite) or a `postgresql://` URL."""
 

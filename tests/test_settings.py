@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from threadpoolctl import threadpool_info, threadpool_limits
 
 from hopgraph import Settings
 from hopgraph.evaluate import model_identity, settings_summary
-from hopgraph.providers import ConfigError, Services, build_chat_model
+from hopgraph.providers import ConfigError, build_chat_model
 from hopgraph.settings import RoleSettings
 from stores.index import BuildResult, IndexParams, Manifest
 
@@ -185,22 +184,3 @@ def test_the_model_identity_of_a_summary_names_each_role_model(tmp_path: Path) -
     )
     assert model_identity(now) == model_identity({**now, "roles": {}, "reranker": "none"})
     assert model_identity(now)["llm"] == "local" and "llm.judge" not in model_identity(now)
-
-
-def blas_threads() -> list[int]:
-    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
-
-
-def test_services_limit_numpys_blas_threads_for_the_process(tmp_path: Path) -> None:
-    """One BLAS thread by default (its idle threads would spin on the cores torch and llama.cpp use);
-    `blas_threads` gives more. numpy's BLAS is there to limit in every install of the project."""
-    assert blas_threads(), "numpy loaded no BLAS library that threadpoolctl can limit"
-    try:
-        Services(Settings(data_dir=tmp_path, blas_threads=2))
-        assert set(blas_threads()) == {2}
-        Services(Settings(data_dir=tmp_path))
-        assert set(blas_threads()) == {1}
-    finally:
-        threadpool_limits(1, user_api="blas")
-    with pytest.raises(ValidationError, match="blas_threads"):
-        Settings(data_dir=tmp_path, blas_threads=0)
