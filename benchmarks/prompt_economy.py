@@ -14,6 +14,11 @@ evaluated per question (llama.cpp's own count), evaluated / sent, seconds per qu
 peak resident memory, and how many answers are identical between the two settings (same prompts, greedy
 decoding). `--options` go to every method whose context declares them (MuSiQue at word_limit 300 is
 issue 18's setting).
+
+Each cell also records the token ids of every prompt llama.cpp received and prints the floor of any prefix
+cache for them: the tokens still to evaluate if every earlier prompt of the cell were kept (each prompt
+past its longest common prefix with any earlier one). No number of contexts, slots or saved states can go
+below it with these prompts; only prompts that share more can.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import resource
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from evals.datasets import load_benchmark
 from evals.runner import latest_results, read_records, results_path
@@ -37,6 +43,7 @@ from hopgraph.providers import Services
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PEAK = "peak_rss.json"
+PROMPTS = "prompt_tokens.jsonl"
 # Left out by default: Multi-Meta-RAG needs a corpus with sources and dates (on MuSiQue it is NaiveRAG);
 # QuOTE and BiQOG first need the LLM to write questions for every chunk of the index, hours before a cell.
 NOT_BY_DEFAULT = {"multimeta", "quote", "biqog"}
@@ -53,6 +60,7 @@ class Cell:
     seconds: float
     peak_mib: float
     answers: dict[str, str]
+    floor: float  # prompt tokens evaluated with every earlier prompt cached (`prefix_cache_floor`)
 
     def per_question(self, total: float) -> float:
         return total / max(1, self.questions)
@@ -65,8 +73,45 @@ def declared_options(method: str, options: Mapping[str, str], settings: Settings
     return {key: value for key, value in options.items() if key in names}
 
 
+def prefix_cache_floor(prompts: Iterable[Sequence[int]]) -> int:
+    """Prompt tokens a cache holding every earlier prompt would still evaluate: each prompt past its longest
+    common prefix with any earlier one, and at least one token (llama.cpp evaluates the last token of a
+    fully cached prompt again for its logits). The earlier prompts are a token trie."""
+    trie: dict[int, dict] = {}
+    total = 0
+    for tokens in prompts:
+        node, shared = trie, 0
+        for token in tokens:
+            if token not in node:
+                break
+            node, shared = node[token], shared + 1
+        total += max(1, len(tokens) - shared)
+        node = trie
+        for token in tokens:
+            node = node.setdefault(token, {})
+    return total
+
+
+def record_prompt_tokens(path: Path) -> None:
+    """In a cell's process only: append the token ids of every prompt llama.cpp is given to `path`, one JSON
+    list a call (the prompt is the start of the context's tokens once the call returns)."""
+    from llama_cpp import Llama
+
+    complete = Llama.create_chat_completion
+
+    def recorded(self: Llama, *args: Any, **kwargs: Any) -> Any:
+        out = complete(self, *args, **kwargs)
+        prompt = int(out.get("usage", {}).get("prompt_tokens", 0))
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(self.input_ids[:prompt].tolist()) + "\n")
+        return out
+
+    Llama.create_chat_completion = recorded  # type: ignore[method-assign]
+
+
 def run_cell(args: argparse.Namespace) -> None:
     """The child process: one fresh evaluation, then its peak memory beside its results."""
+    record_prompt_tokens(args.out / PROMPTS)
     settings = Settings().model_copy(
         update={"local_contexts": args.contexts, "checkpointer": f"sqlite:///{args.out / 'ckpt.sqlite'}"}
     )
@@ -102,6 +147,7 @@ def measure(args: argparse.Namespace, method: str, contexts: int, workdir: Path)
         seconds=sum(r["seconds"] for r in records),
         peak_mib=json.loads((out / PEAK).read_text())["peak_mib"],
         answers={r["question_id"]: r["prediction"] for r in records},
+        floor=prefix_cache_floor(json.loads(line) for line in (out / PROMPTS).read_text().splitlines()),
     )
 
 
@@ -109,8 +155,8 @@ def table(methods: Sequence[str], contexts: int, cells: Mapping[tuple[str, int],
     """Markdown: per method, one row per setting, the after / before ratios on the second row."""
     lines = [
         "| method | contexts | calls / q | sent / q | evaluated / q | evaluated / sent | s / q "
-        "| peak RSS MiB | identical answers |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| peak RSS MiB | identical answers | floor of any prefix cache: evaluated / sent |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for method in methods:
         one, many = cells[(method, 1)], cells[(method, contexts)]
@@ -129,7 +175,8 @@ def table(methods: Sequence[str], contexts: int, cells: Mapping[tuple[str, int],
             per_q = [cell.per_question(total) for total in totals]
             lines.append(
                 f"| {method} | {n} | {per_q[0]:.1f} | {per_q[1]:.0f} | {per_q[2]:.0f} | {ratio:.2f}{versus} "
-                f"| {per_q[3]:.1f} | {cell.peak_mib:.0f} | {'' if n == 1 else f'{same}/{len(one.answers)}'} |"
+                f"| {per_q[3]:.1f} | {cell.peak_mib:.0f} | {'' if n == 1 else f'{same}/{len(one.answers)}'} "
+                f"| {cell.floor / cell.sent if cell.sent else 0.0:.2f} |"
             )
     return "\n".join(lines)
 
