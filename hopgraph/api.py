@@ -152,18 +152,20 @@ class _BuildPlan:
         return cls(params, wanted, models)
 
     def journal_directories(
-        self, services: Services, name: str, docs: list[Document], extra: str
-    ) -> list[Path]:
-        """The folders whose journals of `extra` a build would reuse: the current build's, and that of the
-        build these arguments name when it was started and stopped (a killed or failed run)."""
+        self, services: Services, name: str, docs: list[Document], extras: Sequence[str]
+    ) -> dict[str, list[Path]]:
+        """For each of `extras`, the folders whose journals a build would reuse: the current build's, and
+        that of the build these arguments name when it was started and stopped (a killed or failed run)."""
         store = services.indexes.store
-        found = [
-            store.extra_directory(name, extra),
-            store.interrupted_extra_directory(
-                name, docs, services.embedder.name, self.params, self.extras, self.models, extra
-            ),
-        ]
-        return [directory for directory in found if directory is not None]
+        interrupted = store.interrupted_build_directory(
+            name, docs, services.embedder.name, self.params, self.extras, self.models
+        )
+        found: dict[str, list[Path]] = {}
+        for extra in extras:
+            current = store.extra_directory(name, extra)
+            resumed = interrupted / extra_named(extra).directory if interrupted else None
+            found[extra] = [folder for folder in (current, resumed) if folder is not None]
+        return found
 
 
 def _wanted_extras(
@@ -278,9 +280,9 @@ def question_cost(
     docs = path if isinstance(path, list) else load_corpus(path)
     chunks = chunk_corpus(docs, services.embedder.token_spans, settings.chunk_size, settings.chunk_overlap)
     asked_about = params.selected(chunks)
-    folders = plan.journal_directories(services, name, docs, QUESTIONS.name)
+    folders = plan.journal_directories(services, name, docs, [QUESTIONS.name, QUESTION_GRAPH.name])
     written = written_records(
-        asked_about, params.per_chunk, *(read_journal(folder / JOURNAL) for folder in folders)
+        asked_about, params.per_chunk, *(read_journal(folder / JOURNAL) for folder in folders[QUESTIONS.name])
     )
     todo = [chunk for chunk in asked_about if chunk.id not in written]
     writer = services.question_writer
@@ -293,10 +295,7 @@ def question_cost(
         sample.extend((chunk, question) for question in questions)
     edges = None
     if QUESTION_GRAPH.name in wanted:
-        judged = [
-            read_judgements(folder / EDGE_JOURNAL)
-            for folder in plan.journal_directories(services, name, docs, QUESTION_GRAPH.name)
-        ]
+        judged = [read_judgements(folder / EDGE_JOURNAL) for folder in folders[QUESTION_GRAPH.name]]
         edges = _judge_cost(
             wanted[QUESTION_GRAPH.name],
             sum(len(record.questions) for record in written.values()) + params.per_chunk * len(todo),

@@ -724,7 +724,7 @@ class IndexStore:
             return None
         return self._build_dir(name, manifest.build_id) / extra_named(extra).directory
 
-    def interrupted_extra_directory(
+    def interrupted_build_directory(
         self,
         name: str,
         docs: list[Document],
@@ -732,19 +732,17 @@ class IndexStore:
         params: IndexParams,
         extras: Mapping[str, Any],
         models: Mapping[str, Any],
-        extra: str,
     ) -> Path | None:
-        """The folder of extra `extra` in the build that `build` with these arguments would resume: one
-        started and stopped before it was complete (killed, or an LLM call failed); None when there is none.
+        """The folder of the build that `build` with these arguments would resume: one started and stopped
+        before it was complete (killed, or an LLM call failed); None when there is none.
 
         For a dry run, whose count of the work left must include what that build's journals already hold.
         """
         wanted = _wanted_extras(extras, models)
-        build_id = _build_id(corpus_hash(docs), embedder_name, params, _extra_keys(wanted, models))
-        build_dir = self._build_dir(name, build_id)
-        if not (build_dir / _INCOMPLETE).exists():
-            return None
-        return build_dir / extra_named(extra).directory
+        build_dir = self._build_dir(
+            name, _build_id(corpus_hash(docs), embedder_name, params, _extra_keys(wanted, models))
+        )
+        return build_dir if (build_dir / _INCOMPLETE).exists() else None
 
     def _build_dir(self, name: str, build_id: str) -> Path:
         return self._index_dir(name) / "builds" / build_id
