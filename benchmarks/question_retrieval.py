@@ -43,12 +43,12 @@ from evals.metrics import RetrievedSpan, full_at_k, hits_at_k
 from evals.runner import evidence_spans
 from graphs.registry import builder
 from hopgraph import Settings, services_for
-from hopgraph.api import QuestionCost, question_cost
+from hopgraph.api import QuestionCost, question_cost, question_params
 from hopgraph.cli import _index
 from hopgraph.evaluate import index_name
 from stores.documents import Document
 from stores.question_graph import QUESTION_GRAPH
-from stores.questions import QUESTIONS, QuestionParams
+from stores.questions import QUESTIONS
 
 SEED = 14
 KS = (5, 20)
@@ -118,11 +118,6 @@ def make_subset(source: Path, out: Path, queries: int, seed: int = SEED) -> Subs
     )
 
 
-def trial_params(max_chunks: int) -> dict[str, QuestionParams]:
-    """The questions extra at its defaults, asking about the first `max_chunks` chunks only (0 = all)."""
-    return {QUESTIONS.name: QuestionParams(max_chunks=max_chunks)}
-
-
 def build_cost(subset: Subset, name: str, settings: Settings, max_chunks: int = 0) -> QuestionCost:
     """The LLM calls a biqog build of the subset still needs at the defaults, counted without calling it."""
     return question_cost(
@@ -130,7 +125,7 @@ def build_cost(subset: Subset, name: str, settings: Settings, max_chunks: int = 
         name,
         settings,
         method="biqog",
-        extra_params=trial_params(max_chunks),
+        extra_params=question_params(max_chunks=max_chunks),
         warmup=0,
     )
 
@@ -289,7 +284,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print_cost(cost)
     if args.dry_run:
         return
-    _index(out / MULTIHOP_RAG_CORPUS, name, settings, "biqog", extra_params=trial_params(args.max_chunks))
+    params = question_params(max_chunks=args.max_chunks)
+    _index(out / MULTIHOP_RAG_CORPUS, name, settings, "biqog", extra_params=params)
     print_spent(name, settings)
     if args.max_chunks:
         print(f"a trial of {args.max_chunks} chunks: most chunks have no questions yet, so no table")

@@ -94,6 +94,23 @@ def build_graph(
     return graph.compile(checkpointer=saver, name=method)
 
 
+def question_params(
+    per_chunk: int | None = None, max_chunks: int | None = None, candidates: int | None = None
+) -> dict[str, Any]:
+    """`extra_params` for `index_corpus` / `question_cost` / `evaluate` from the questions and question-graph
+    options a user gave (None: not given, so that extra keeps its defaults, or what the index has)."""
+    params: dict[str, Any] = {}
+    if per_chunk is not None or max_chunks is not None:
+        defaults = QuestionParams()
+        params[QUESTIONS.name] = QuestionParams(
+            per_chunk=defaults.per_chunk if per_chunk is None else per_chunk,
+            max_chunks=defaults.max_chunks if max_chunks is None else max_chunks,
+        )
+    if candidates is not None:
+        params[QUESTION_GRAPH.name] = QuestionGraphParams(candidates=candidates)
+    return params
+
+
 def index_corpus(
     path: str | Path | list[Document],
     name: str,

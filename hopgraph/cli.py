@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from hopgraph.cli_eval import RunParameters
+from hopgraph.cli_eval import JudgeCandidates, QuestionsPerChunk, RunParameters
 from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.cli_train import register as register_train_commands
 from hopgraph.progress import stage_reporter, stages_bar
@@ -24,8 +24,8 @@ from prompts.edge_judge import VERDICTS
 from prompts.questions import OUTCOMES
 from stores.errors import HopgraphError
 from stores.extra_registry import EXTRAS
-from stores.question_graph import QUESTION_GRAPH, QuestionGraphInfo, QuestionGraphParams
-from stores.questions import QUESTIONS, QuestionParams, QuestionsInfo
+from stores.question_graph import QUESTION_GRAPH, QuestionGraphInfo
+from stores.questions import QUESTIONS, QuestionsInfo
 
 if TYPE_CHECKING:
     from hopgraph.api import JudgeCost, QuestionCost
@@ -181,21 +181,12 @@ def index(
             "keeps its chunks and other extras, and only the new extra is built",
         ),
     ] = None,
-    questions_per_chunk: Annotated[
-        int | None,
-        typer.Option(help="Questions the LLM writes per chunk for the questions extra (default 10)"),
-    ] = None,
+    questions_per_chunk: QuestionsPerChunk = None,
     max_chunks: Annotated[
         int | None,
         typer.Option(help="Write questions for the first N chunks only (a trial; 0 = all, the default)"),
     ] = None,
-    candidates: Annotated[
-        int | None,
-        typer.Option(
-            help="Chunks besides its own each question is judged against for the question_graph extra "
-            "(BiQOG; default 4)"
-        ),
-    ] = None,
+    candidates: JudgeCandidates = None,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -209,15 +200,9 @@ def index(
     given = {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "embed_metadata": embed_metadata}
     overrides = {k: v for k, v in given.items() if v}
     settings = Settings(**overrides)
-    extra_params: dict[str, Any] = {}
-    if questions_per_chunk is not None or max_chunks is not None:
-        defaults = QuestionParams()
-        extra_params[QUESTIONS.name] = QuestionParams(
-            per_chunk=defaults.per_chunk if questions_per_chunk is None else questions_per_chunk,
-            max_chunks=defaults.max_chunks if max_chunks is None else max_chunks,
-        )
-    if candidates is not None:
-        extra_params[QUESTION_GRAPH.name] = QuestionGraphParams(candidates=candidates)
+    from hopgraph.api import question_params
+
+    extra_params = question_params(questions_per_chunk, max_chunks, candidates)
     if dry_run:
         from hopgraph.api import question_cost
 

@@ -39,6 +39,18 @@ RunParameters = Annotated[
         help="Run parameter for every method that has it, e.g. word_limit=300 or integration=contexts",
     ),
 ]
+# The questions extra's and the question graph's build parameters (QuOTE, BiQOG), for `index` and `eval`
+QuestionsPerChunk = Annotated[
+    int | None,
+    typer.Option(help="Questions the LLM writes per chunk for the questions extra (default 10)"),
+]
+JudgeCandidates = Annotated[
+    int | None,
+    typer.Option(
+        help="Chunks besides its own each question is judged against for the question_graph extra "
+        "(BiQOG; default 4)"
+    ),
+]
 
 
 def _scores_text(scores: Mapping[str, MethodScore]) -> str:
@@ -102,8 +114,11 @@ def eval_command(
     mode: Annotated[RetrievalMode | None, typer.Option("--mode", help="Retrieval mode")] = None,
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="LLM response cache")] = True,
     options: RunParameters = None,
+    questions_per_chunk: QuestionsPerChunk = None,
+    candidates: JudgeCandidates = None,
 ) -> None:
     """Run methods on a benchmark with progress; writes results.jsonl, report.md and plots to --out."""
+    from hopgraph.api import question_params
     from hopgraph.evaluate import evaluate
     from hopgraph.options import parse_assignments
 
@@ -125,6 +140,7 @@ def eval_command(
             cache=cache,
             progress=display.questions,
             index_progress=display.index,
+            extra_params=question_params(questions_per_chunk, candidates=candidates),
         )
     for method, s in display.scores.items():
         failed = f", {s.failed} failed (re-run to retry them)" if s.failed else ""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,8 @@ def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
         "chunk_overlap": m.params.chunk_overlap,
         "embed_metadata": m.params.embed_metadata,
         "corpus_hash": m.corpus_hash,
+        # how each extra was built (questions a chunk, judge candidates ...): they change what is retrieved
+        "extras": {extra: asdict(info.params) for extra, info in m.extras.items()},
     }
     return public
 
@@ -138,12 +140,14 @@ def evaluate(
     cache: bool = True,
     progress: ProgressFn | None = None,
     index_progress: IndexProgress | None = None,
+    extra_params: Mapping[str, Any] | None = None,
 ) -> Path:
     """Run `methods` on the first `limit` questions of `dataset`, then write report.md (returned) and plots.
 
     `methods` are method names or variants (`chainrag+integration=contexts`, see hopgraph.options);
     `context` holds runtime options given to every method that takes them (top_k, word_limit ...), as
-    values or as text to convert to each method's declared type.
+    values or as text to convert to each method's declared type. `extra_params` gives index extras build
+    parameters other than their defaults (hopgraph.api.question_params), as `hopgraph index` takes them.
     Re-running with the same `out_dir` resumes: the run name (and so every question's thread id) is the
     one recorded by the first run there; a fresh folder gets a new random suffix so it never picks up
     threads a deleted folder of the same name left in the checkpoint store.
@@ -161,7 +165,9 @@ def evaluate(
     # one index serves every method of the run: with every extra a method of the run retrieves from, and
     # whatever else the index already has, so a baseline run never drops an extra built earlier
     needed = sorted({extra for v in variants for extra in extras_for(v.method)})
-    built = index_corpus(benchmark.corpus, name, settings, progress=index_progress, extras=needed)
+    built = index_corpus(
+        benchmark.corpus, name, settings, progress=index_progress, extras=needed, extra_params=extra_params
+    )
     graph_of = {v.label: compiled[v.method] for v in variants}
     run(
         benchmark,

@@ -3,6 +3,7 @@ real index (real Chroma, MiniLM and reranker) whose questions and edges a script
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -10,11 +11,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from evals.datasets import load_benchmark
+from evals.runner import read_records
 from graphs import biqog
 from graphs.registry import extras_for
 from hopgraph import Settings
 from hopgraph.api import methods, services_for
 from hopgraph.cli import app
+from hopgraph.evaluate import index_name
 from nodes.biqog import traverse
 from nodes.context import BiqogContext
 from stores.extras import ExtraMissingError
@@ -30,6 +34,7 @@ from stores.questions import QUESTIONS, QuestionParams, StoredQuestion
 from tests.embedders import minilm as new_minilm
 from tests.scripted import ScriptedChatModel, fail_from_call, run_over_store, scripted_gateway
 from tests.test_biqog_edges import build, scripted_models, scripted_reply
+from tests.test_question_retrieval import article, query
 from tests.test_quote import DOCS, PER_CHUNK, SMALL, corpus_folder
 
 # q1 - a, b;  q2 - b, c;  q3 - c, d;  q4 - e.  From q1: hop 1 reaches a and b, hop 2 (through q2, which b
@@ -197,3 +202,40 @@ def test_index_method_biqog_prints_the_graph_and_ask_shows_the_walk(
     assert re.search(r"question #1\s+hop 1 [\d.]+ What does Marie Curie say about", asked.output)
     assert re.search(r"hop 1 from 5 question\(s\): \d+ new chunk\(s\), kept", asked.output)
     assert "Answer: Warsaw" in asked.output
+
+
+def test_eval_builds_its_index_with_the_questions_and_judge_options_and_records_them(
+    tmp_path: Path, settings: Settings, scripted_judge_cli: ScriptedChatModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hopgraph eval --questions-per-chunk --candidates`: the run's index is built with them (as `hopgraph
+    index` takes them), the run line records them, and a second run with the same options rebuilds nothing.
+    Writer, judge and reader are scripted: this tests the options' way to the index, not an LLM."""
+    data = tmp_path / "mhr"
+    data.mkdir()
+    articles = [article(title) for title in ("Volcano", "Glacier", "Harvest")]
+    (data / "corpus.json").write_text(json.dumps(articles))
+    asked = [query("Did Etna erupt in the year the Aletsch glacier lost record ice?", ["Volcano", "Glacier"])]
+    (data / "MultiHopRAG.json").write_text(json.dumps(asked))
+    reader, _ = scripted_gateway(lambda _prompt: "yes")
+    monkeypatch.setitem(services_for(settings)._built, "llm", reader)
+    args = ["eval", "--dataset", "multihop_rag", "--data", str(data), "--methods", "quote,biqog"]
+    args.append("--no-cache")  # the scripted models are the services of these settings, not a cached copy
+    options = ["--questions-per-chunk", "2", "--candidates", "1"]
+
+    ran = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), *options])
+    assert ran.exit_code == 0, ran.output
+    name = index_name(load_benchmark("multihop_rag", data))
+    manifest = services_for(settings).indexes.store.current_manifest(name)
+    questions, graph = manifest.extras[QUESTIONS.name], manifest.extras[QUESTION_GRAPH.name]
+    assert questions.params == QuestionParams(per_chunk=2)
+    assert graph.params == QuestionGraphParams(candidates=1)
+    assert questions.questions <= 2 * questions.chunks and graph.pairs == 2 * graph.questions
+    [run_line] = [r for r in read_records(tmp_path / "run" / "results.jsonl") if r["type"] == "run"]
+    assert run_line["settings"]["index"]["extras"][QUESTIONS.name]["per_chunk"] == 2
+    assert run_line["settings"]["index"]["extras"][QUESTION_GRAPH.name] == {"candidates": 1}
+
+    judged = len(scripted_judge_cli.prompts)
+    again = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "again")])
+    assert again.exit_code == 0, again.output  # without the options: the index keeps how it was built
+    assert services_for(settings).indexes.store.current_manifest(name).build_id == manifest.build_id
+    assert len(scripted_judge_cli.prompts) == judged
