@@ -1,9 +1,11 @@
 """The BiQOG paper's Table I on a MultiHop-RAG subset the local LLM can index: Full@5 / Full@20 / Recall@5 /
-Recall@20 of NaiveRAG (dense), QuOTE and BiQOG, beside the paper's row and the two peers of ../shared/peers.
+Recall@20 of NaiveRAG (dense), QuOTE and BiQOG, beside the paper's row and the two peers of ../shared/peers,
+with paired intervals of QuOTE and BiQOG against NaiveRAG.
 
     .venv/bin/python -m benchmarks.question_retrieval --dry-run      # the subset, and what indexing it costs
     .venv/bin/python -m benchmarks.question_retrieval [--queries 100] [--out runs/table1-multihop-rag-q100]
     .venv/bin/python -m benchmarks.question_retrieval --max-chunks 20   # a trial: the cost per chunk only
+    .venv/bin/python -m benchmarks.question_retrieval --dataset hotpotqa --queries 50 --questions-per-chunk 3
 
 The subset (issue 14): the first `--queries` (100) non-null MultiHop-RAG dev queries, the articles they cite
 as evidence, and as many distractor articles, drawn from the rest of the corpus by `random.Random(SEED)`
@@ -14,14 +16,22 @@ MultiHop-RAG folder (corpus.json: the articles as the original holds them, one a
 the queries), which `evals.datasets.load_benchmark`, `hopgraph index`, `hopgraph eval --data` and the peer
 scripts all read, and its composition is printed.
 
+`--dataset` hotpotqa, 2wikimultihopqa or musique measures the same table on the first `--queries` questions
+of that dev slice over their own paragraphs (gold and the dataset's distractors): the corpus and index
+`hopgraph eval --dataset D --limit N` uses. Their paragraphs are short, hence `--questions-per-chunk`.
+`--out` then gets the same corpus and questions in MultiHop-RAG form for the peers only (a paragraph an
+article, its supporting sentences the facts); the paper's rows are not printed (Table I is MultiHop-RAG).
+
 --dry-run prints the LLM calls of the index build (hopgraph.api.question_cost, without its warm-up calls,
 so no LLM runs) and a time estimate from README's measured per-call times. Otherwise the subset is indexed
 with method biqog (resumable: a killed run continues where it stopped, every LLM call journaled; the index
-is the one `hopgraph eval --dataset multihop_rag --data OUT` uses, so EM / F1 can follow on it), each
+is the one `hopgraph eval` uses on the same data, so EM / F1 can follow on it), each
 query runs each method's own graph up to its reader (interrupted before `generate`: no LLM at query time)
 at k = 5 and at k = 20, and the peers run on the same subset and queries. Recall@k is this harness's
 Hits@k (evals.metrics: the share of gold facts in the top k, by the peers' matching rule); all numbers are
-percentages, as the paper prints them. NaiveRAG is dense retrieval, the paper's naive baseline.
+percentages, as the paper prints them. NaiveRAG is dense retrieval, the paper's naive baseline. The peers
+print only their means, so the paired intervals (evals.stats.paired_difference, over the same queries)
+compare hopgraph's rows.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,9 +49,10 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.retrieval_vs_peers import DATA, peer_rows
-from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, Benchmark, QAExample, load_benchmark
+from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, Benchmark, DatasetName, QAExample, load_benchmark
 from evals.metrics import RetrievedSpan, full_at_k, hits_at_k
 from evals.runner import evidence_spans
+from evals.stats import paired_difference
 from graphs.registry import builder
 from hopgraph import Settings, services_for
 from hopgraph.api import QuestionCost, question_cost, question_params
@@ -55,8 +67,9 @@ KS = (5, 20)
 COLUMNS = ("full@5", "full@20", "hits@5", "hits@20")
 HEADERS = ("Full@5", "Full@20", "Recall@5", "Recall@20")
 # Each row: the method's graph and its context beyond index and k. The paper's naive baseline is dense.
+NAIVE = "NaiveRAG (dense)"
 ROWS: dict[str, tuple[str, dict[str, Any]]] = {
-    "NaiveRAG (dense)": ("naive", {"retrieval_mode": "dense"}),
+    NAIVE: ("naive", {"retrieval_mode": "dense"}),
     "QuOTE": ("quote", {}),
     "BiQOG": ("biqog", {}),
 }
@@ -81,10 +94,12 @@ class Subset:
     benchmark: Benchmark
     cited: list[Document]
     distractors: list[Document]
+    drawn: str = f"random.Random({SEED})"  # where the distractors come from
 
     @property
     def questions(self) -> list[QAExample]:
-        return self.benchmark.examples
+        """The queries scored: those with gold evidence (a null query has nothing to retrieve)."""
+        return [q for q in self.benchmark.examples if q.evidence]
 
 
 def make_subset(source: Path, out: Path, queries: int, seed: int = SEED) -> Subset:
@@ -118,15 +133,40 @@ def make_subset(source: Path, out: Path, queries: int, seed: int = SEED) -> Subs
     )
 
 
-def build_cost(subset: Subset, name: str, settings: Settings, max_chunks: int = 0) -> QuestionCost:
-    """The LLM calls a biqog build of the subset still needs at the defaults, counted without calling it."""
+def paragraph_subset(dataset: DatasetName, source: Path, out: Path, queries: int) -> Subset:
+    """The first `queries` questions of a paragraph dataset over their own paragraphs (as `hopgraph eval
+    --limit` loads them), also written to `out` in MultiHop-RAG form for the peers: a paragraph an article
+    (url = its id), each question's gold sentences its facts."""
+    benchmark = load_benchmark(dataset, source, queries)
+    articles = [
+        {"title": doc.title, "body": doc.text, "source": dataset, "url": doc.id} for doc in benchmark.corpus
+    ]
+    records = [
+        {
+            "query": q.question,
+            "answer": q.answers[0],
+            "question_type": dataset,  # anything but null_query: the peers score every one
+            "evidence_list": [{"title": g.title, "url": g.doc_id, "fact": g.text} for g in q.evidence],
+        }
+        for q in benchmark.examples
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MULTIHOP_RAG_CORPUS).write_text(json.dumps(articles, ensure_ascii=False), encoding="utf-8")
+    (out / DATASETS["multihop_rag"]).write_text(json.dumps(records, indent=1), encoding="utf-8")
+    cited = {g.doc_id for q in benchmark.examples for g in q.evidence}
+    return Subset(
+        out,
+        benchmark,
+        [doc for doc in benchmark.corpus if doc.id in cited],
+        [doc for doc in benchmark.corpus if doc.id not in cited],
+        drawn=f"{dataset}'s own",
+    )
+
+
+def build_cost(subset: Subset, name: str, settings: Settings, params: Mapping[str, Any]) -> QuestionCost:
+    """The LLM calls a biqog build of the subset still needs with `params`, counted without calling it."""
     return question_cost(
-        subset.path / MULTIHOP_RAG_CORPUS,
-        name,
-        settings,
-        method="biqog",
-        extra_params=question_params(max_chunks=max_chunks),
-        warmup=0,
+        subset.benchmark.corpus, name, settings, method="biqog", extra_params=params, warmup=0
     )
 
 
@@ -134,7 +174,7 @@ def print_composition(subset: Subset, cost: QuestionCost) -> None:
     """What was measured on: the subset's exact size, chunks counted as the index build cuts them."""
     print(
         f"subset {subset.path}: {len(subset.questions)} non-null dev queries, {len(subset.cited)} articles "
-        f"they cite, {len(subset.distractors)} distractors (random.Random({SEED})), "
+        f"they cite, {len(subset.distractors)} distractors ({subset.drawn}), "
         f"{len(subset.cited) + len(subset.distractors)} articles, {cost.chunks} chunks"
     )
 
@@ -207,33 +247,36 @@ def retrieved(graph: Any, thread: str, question: str, context: Any) -> list[Retr
     return evidence_spans(graph.get_state(config).values["evidence"])
 
 
+def per_query(
+    questions: Sequence[QAExample], retrieved_at: Mapping[int, Sequence[Sequence[RetrievedSpan]]]
+) -> dict[str, list[float]]:
+    """Each query's Full@k and Recall@k (Hits@k) in percent, k in KS, each from the run at that k
+    (`retrieved_at[k]`, one list of spans per question)."""
+    values: dict[str, list[float]] = {}
+    for k in KS:
+        pairs = list(zip(questions, retrieved_at[k], strict=True))
+        values[f"full@{k}"] = [100 * (full_at_k(q.evidence, spans, k) or 0.0) for q, spans in pairs]
+        values[f"hits@{k}"] = [100 * (hits_at_k(q.evidence, spans, k) or 0.0) for q, spans in pairs]
+    return {column: values[column] for column in COLUMNS}
+
+
 def scores(
     questions: Sequence[QAExample], retrieved_at: Mapping[int, Sequence[Sequence[RetrievedSpan]]]
 ) -> dict[str, float]:
-    """Full@k and Recall@k (Hits@k) in percent, k in KS, each from the run at that k (`retrieved_at[k]`,
-    one list of spans per question)."""
-    row: dict[str, float] = {}
-    for k in KS:
-        spans = retrieved_at[k]
-        row[f"full@{k}"] = 100 * sum(
-            full_at_k(q.evidence, s, k) or 0.0 for q, s in zip(questions, spans, strict=True)
-        )
-        row[f"hits@{k}"] = 100 * sum(
-            hits_at_k(q.evidence, s, k) or 0.0 for q, s in zip(questions, spans, strict=True)
-        )
-    return {column: row[column] / len(questions) for column in COLUMNS}
+    """The table's row: each column's mean over the queries."""
+    return {column: statistics.fmean(v) for column, v in per_query(questions, retrieved_at).items()}
 
 
 def method_rows(
     questions: Sequence[QAExample], index: str, settings: Settings
-) -> dict[str, dict[str, float]]:
-    """Each row of ROWS: its graph, interrupted before the reader, run on every query at each k."""
+) -> dict[str, dict[str, list[float]]]:
+    """Each row of ROWS, per query: its graph, interrupted before the reader, run on every query at each k."""
     services = services_for(settings)
-    rows: dict[str, dict[str, float]] = {}
+    rows: dict[str, dict[str, list[float]]] = {}
     for row, (method, options) in ROWS.items():
         graph = builder(method)(services).compile(checkpointer=InMemorySaver(), interrupt_before=["generate"])
         schema = graph.builder.context_schema
-        rows[row] = scores(
+        rows[row] = per_query(
             questions,
             {
                 k: [
@@ -246,24 +289,44 @@ def method_rows(
     return rows
 
 
+def print_paired(rows: Mapping[str, Mapping[str, Sequence[float]]], baseline: str = NAIVE) -> None:
+    """Each row minus `baseline` per query, with its 95% paired-bootstrap interval (points): whether a
+    difference is beyond the noise of this many queries."""
+    print(f"\npaired differences against {baseline}, points [95% interval], * = interval excludes 0\n")
+    print("| retriever | " + " | ".join(HEADERS) + " |")
+    print("|---" * (len(HEADERS) + 1) + "|")
+    for name, row in rows.items():
+        if name == baseline:
+            continue
+        cells = []
+        for column in COLUMNS:
+            mean, low, high = paired_difference(row[column], rows[baseline][column])
+            clear = "*" if low > 0 or high < 0 else ""
+            cells.append(f"{mean:+.1f} [{low:+.1f}, {high:+.1f}]{clear}")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 def print_table(subset: Subset, rows: Mapping[str, Mapping[str, float]]) -> None:
     print(
-        f"\nMultiHop-RAG subset: {len(subset.questions)} queries, "
+        f"\n{subset.benchmark.name} subset: {len(subset.questions)} queries, "
         f"{len(subset.cited) + len(subset.distractors)} articles (%)\n"
     )
     print("| retriever | " + " | ".join(HEADERS) + " |")
     print("|---" * (len(HEADERS) + 1) + "|")
     for name, row in rows.items():
         print(f"| {name} | " + " | ".join(f"{row[c]:.1f}" for c in COLUMNS) + " |")
-        if name in PAPER:
+        if name in PAPER and subset.benchmark.name == "multihop_rag":
             print("| - paper (full corpus) | " + " | ".join(f"{v:g}" for v in PAPER[name]) + " |")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", choices=list(DATASETS), default="multihop_rag", help="the dev slice")
     parser.add_argument("--queries", type=int, default=100, help="the first N non-null dev queries")
-    parser.add_argument("--source", type=Path, default=DATA, help="the MultiHop-RAG folder")
-    parser.add_argument("--out", type=Path, default=None, help="subset folder (runs/table1-multihop-rag-qN)")
+    parser.add_argument(
+        "--source", type=Path, default=None, help="the dataset's folder (default ../shared/data/DATASET)"
+    )
+    parser.add_argument("--out", type=Path, default=None, help="subset folder (runs/table1-DATASET-qN)")
     parser.add_argument("--dry-run", action="store_true", help="the subset and the build's cost; no LLM")
     parser.add_argument(
         "--max-chunks",
@@ -272,29 +335,40 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="a trial: questions and edges for the first N chunks only, the index cost per chunk, no table "
         "(the full build later reuses them; 0 = all)",
     )
+    parser.add_argument(
+        "--questions-per-chunk", type=int, default=None, help="questions the LLM writes a chunk (default 10)"
+    )
     args = parser.parse_args(argv)
 
     settings = Settings()
-    out = args.out or Path("runs") / f"table1-multihop-rag-q{args.queries}"
-    subset = make_subset(args.source, out, args.queries)
+    source = args.source or DATA.parent / args.dataset
+    out = args.out or Path("runs") / f"table1-{args.dataset.replace('_', '-')}-q{args.queries}"
+    if args.dataset == "multihop_rag":
+        subset = make_subset(source, out, args.queries)
+    else:
+        subset = paragraph_subset(args.dataset, source, out, args.queries)
     name = index_name(subset.benchmark)
-    cost = build_cost(subset, name, settings, args.max_chunks)
+    params = question_params(args.questions_per_chunk, args.max_chunks)
+    cost = build_cost(subset, name, settings, params)
     print_composition(subset, cost)
     print(f"index: {name}")
     print_cost(cost)
     if args.dry_run:
         return
-    params = question_params(max_chunks=args.max_chunks)
-    _index(out / MULTIHOP_RAG_CORPUS, name, settings, "biqog", extra_params=params)
+    _index(subset.benchmark.corpus, name, settings, "biqog", extra_params=params)
     print_spent(name, settings)
     if args.max_chunks:
         print(f"a trial of {args.max_chunks} chunks: most chunks have no questions yet, so no table")
         return
-    rows = method_rows(subset.questions, name, settings)
+    per_query_rows = method_rows(subset.questions, name, settings)
+    rows = {
+        row: {c: statistics.fmean(v) for c, v in values.items()} for row, values in per_query_rows.items()
+    }
     with tempfile.TemporaryDirectory() as workdir:
         for peer, measured in peer_rows(subset.questions, Path(workdir), out).items():
             rows[peer] = {column: 100 * measured[column] for column in COLUMNS}
     print_table(subset, rows)
+    print_paired(per_query_rows)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from stores.questions import QUESTIONS, QuestionsInfo
 
 if TYPE_CHECKING:
     from hopgraph.api import JudgeCost, QuestionCost
+    from stores.documents import Document
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
 console = Console()
@@ -43,7 +44,7 @@ SAMPLE_QUESTION = (
 
 
 def _index(
-    path: Path | str,
+    path: Path | str | list[Document],
     name: str,
     settings: Settings,
     method: str | None = None,

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.question_retrieval import main, make_subset, scores
+from benchmarks.question_retrieval import COLUMNS, NAIVE, main, make_subset, print_paired, scores
 from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan
 from hopgraph import Settings, index_corpus
+from hopgraph.api import question_params
 from hopgraph.evaluate import index_name
 from tests.conftest import SHARED_DATA
 
@@ -178,3 +179,53 @@ def test_a_trial_build_prints_the_cost_per_chunk_and_the_full_build_reuses_it(
     assert re.search(r"\d+ chunks written by the LLM, 1 reused from the previous build", full)
     assert f"judged for this build, {judged[1]} reused from the previous build" in full
     assert "| BiQOG |" in full
+
+
+def test_paired_differences_are_per_query_against_naive_rag(capsys: pytest.CaptureFixture[str]) -> None:
+    both = {column: [0.0, 50.0, 0.0] for column in COLUMNS}
+    print_paired({NAIVE: both, "QuOTE": both, "BiQOG": {column: [100.0, 100.0, 100.0] for column in COLUMNS}})
+    printed = capsys.readouterr().out
+    assert "| QuOTE | " + " | ".join(["+0.0 [+0.0, +0.0]"] * 4) + " |" in printed
+    biqog = row_cells(printed, "BiQOG")
+    assert all(cell.startswith("+83.3 [") and cell.endswith("]*") for cell in biqog), biqog
+    assert f"| {NAIVE} |" not in printed
+
+
+def row_cells(output: str, name: str) -> list[str]:
+    line = next(line for line in output.splitlines() if line.startswith(f"| {name} |"))
+    return line.strip("| \n").split(" | ")[1:]
+
+
+@pytest.mark.usefixtures("scripted_judge_cli")
+@pytest.mark.skipif(not (SHARED_DATA / "hotpotqa").is_dir(), reason="needs ../shared/data")
+def test_a_paragraph_dataset_is_measured_on_the_index_eval_uses_and_the_peers_read_its_copy(
+    tmp_path: Path, settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """HotpotQA's first 2 questions over their 20 paragraphs, two questions a paragraph (scripted writer and
+    judge: the wiring, not what an LLM writes)."""
+    out = tmp_path / "hp2"
+    main(["--dataset", "hotpotqa", "--queries", "2", "--questions-per-chunk", "2", "--out", str(out)])
+    output = capsys.readouterr().out
+    benchmark = load_benchmark("hotpotqa", SHARED_DATA / "hotpotqa", 2)
+    cited = {g.doc_id for q in benchmark.examples for g in q.evidence}
+    composition = f"2 non-null dev queries, {len(cited)} articles they cite, {20 - len(cited)} distractors"
+    chunks = re.search(rf"{re.escape(composition)} \(hotpotqa's own\), 20 articles, (\d+) chunks", output)
+    assert chunks is not None, output
+    assert f"question writer {chunks[1]} calls (up to {2 * int(chunks[1])} questions)" in output
+    for name in ("NaiveRAG (dense)", "QuOTE", "BiQOG", "peer dense", "peer BM25"):
+        values = row(output, name)
+        assert all(0 <= value <= 100 for value in values) and values[0] <= values[1], name
+        assert values[3] > 0, name  # every gold paragraph is among the 20: the top 20 finds some facts
+    assert "paper" not in output and "| BiQOG | " in output.split("paired differences")[1]
+    # the peers' copy: every paragraph an article, the gold sentences its facts, as the loader finds them
+    copy = load_benchmark("multihop_rag", out)
+    assert len(copy.corpus) == 20 and [q.question for q in copy.examples] == [
+        q.question for q in benchmark.examples
+    ]
+    assert all(g.char_start is not None for q in copy.examples for g in q.evidence)
+    # `hopgraph eval --dataset hotpotqa --limit 2 --questions-per-chunk 2` finds this index complete
+    built = index_corpus(
+        benchmark.corpus, index_name(benchmark), settings, extras=["question_graph"],
+        extra_params=question_params(2),
+    )  # fmt: skip
+    assert built.status == "unchanged"
