@@ -264,7 +264,12 @@ def scores(
     questions: Sequence[QAExample], retrieved_at: Mapping[int, Sequence[Sequence[RetrievedSpan]]]
 ) -> dict[str, float]:
     """The table's row: each column's mean over the queries."""
-    return {column: statistics.fmean(v) for column, v in per_query(questions, retrieved_at).items()}
+    return means(per_query(questions, retrieved_at))
+
+
+def means(by_column: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """A row of per-query values as the table prints it: each column's mean."""
+    return {column: statistics.fmean(values) for column, values in by_column.items()}
 
 
 def method_rows(
@@ -361,9 +366,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"a trial of {args.max_chunks} chunks: most chunks have no questions yet, so no table")
         return
     per_query_rows = method_rows(subset.questions, name, settings)
-    rows = {
-        row: {c: statistics.fmean(v) for c, v in values.items()} for row, values in per_query_rows.items()
-    }
+    rows = {row: means(by_column) for row, by_column in per_query_rows.items()}
     with tempfile.TemporaryDirectory() as workdir:
         for peer, measured in peer_rows(subset.questions, Path(workdir), out).items():
             rows[peer] = {column: 100 * measured[column] for column in COLUMNS}
