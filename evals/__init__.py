@@ -2,8 +2,8 @@
 
 `datasets` reads each benchmark in its original format into one shape (questions, gold answers, gold
 evidence located in the corpus); `metrics` scores answers and retrieved evidence; `stats` puts bootstrap
-confidence intervals on per-question scores, because dev slices are small enough for noise to matter;
-`runner` runs methods over a benchmark into a resumable results.jsonl. `evals.report.write_report`
+confidence intervals and significance tests on per-question scores, because dev slices are small enough
+for noise to matter; `runner` runs methods over a benchmark into a resumable results.jsonl. `evals.report.write_report`
 turns that file into report.md and plots; it is not re-exported here because it imports matplotlib.
 """
 
@@ -20,15 +20,18 @@ from evals.metrics import (
     evidence_found,
     exact_match,
     full_at_k,
-    hits_at_k,
+    full_within_chars,
+    gold_coverage,
     hop_prf,
     macro_by_hop,
+    multihop_rag_official,
     normalize_answer,
     recall_at_k,
+    recall_within_chars,
     token_f1,
 )
 from evals.runner import MethodScore, ResultsError, run, score
-from evals.stats import bootstrap_ci, paired_difference
+from evals.stats import bootstrap_ci, holm, mcnemar_exact, paired_difference, paired_permutation
 
 __all__ = [
     "DATASETS",
@@ -43,13 +46,19 @@ __all__ = [
     "evidence_found",
     "exact_match",
     "full_at_k",
-    "hits_at_k",
+    "full_within_chars",
+    "gold_coverage",
+    "holm",
     "hop_prf",
     "load_benchmark",
     "macro_by_hop",
+    "mcnemar_exact",
+    "multihop_rag_official",
     "normalize_answer",
     "paired_difference",
+    "paired_permutation",
     "recall_at_k",
+    "recall_within_chars",
     "run",
     "score",
     "token_f1",

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +52,9 @@ class GoldEvidence:
 
     A MultiHop-RAG fact, a HotpotQA / 2Wiki supporting sentence, or a MuSiQue supporting paragraph.
     `char_start:char_end` is where `text` sits in document `doc_id` (None when it cannot be located).
+    `key_start:key_end`, for a MuSiQue paragraph, is the sentence of it holding its sub-question's answer
+    (None elsewhere, or when the answer is not written in the paragraph): reading that sentence finds the
+    paragraph, as reading half of it does (evals.metrics.evidence_found).
     """
 
     doc_id: str
@@ -58,6 +62,8 @@ class GoldEvidence:
     text: str
     char_start: int | None
     char_end: int | None
+    key_start: int | None = None
+    key_end: int | None = None
 
 
 @dataclass(frozen=True)
@@ -438,6 +444,32 @@ def _paragraph(obj: Any, corpus: _Corpus, where: str) -> tuple[int, GoldEvidence
     return idx, _evidence_in(doc, text, (0, len(text)) if doc.text == text else None)
 
 
+# Where a sentence ends: ., ! or ? (and any closing quote or bracket), then whitespace.
+_SENTENCE_END = re.compile(r"""[.!?]["')\]]*\s+""")
+
+
+def _sentence_around(text: str, start: int, end: int) -> tuple[int, int]:
+    """The (start, end) of the sentence of `text` that holds text[start:end] (a rule, not a parser: the
+    scorer must not depend on a model, and MuSiQue's paragraphs are plain Wikipedia prose)."""
+    begin = 0
+    for m in _SENTENCE_END.finditer(text, 0, start):
+        begin = m.end()
+    m = _SENTENCE_END.search(text, end)
+    return begin, m.start() + len(m.group().rstrip()) if m else len(text.rstrip())
+
+
+def _with_answer_sentence(gold: GoldEvidence, answer: str) -> GoldEvidence:
+    """`gold` (a whole paragraph) with the sentence holding `answer` as its key span, when it is written
+    there; the first place it occurs, as a reader would find it."""
+    if gold.char_start is None or gold.key_start is not None:
+        return gold
+    found = locate_span(answer, gold.text)
+    if found is None:
+        return gold
+    start, end = _sentence_around(gold.text, *found)
+    return replace(gold, key_start=gold.char_start + start, key_end=gold.char_start + end)
+
+
 def _musique_question_type(qid: str) -> str | None:
     """Official ids start with the reasoning shape ("2hop", "3hop1", ...); FlashRAG's "dev_N" do not."""
     return qid.split("__", 1)[0] if "__" in qid else None
@@ -469,6 +501,7 @@ def _musique_example(
         )
         if support is not None:
             order.append(support)
+            by_idx[support] = _with_answer_sentence(by_idx[support], decomposition[-1]["answer"] or "")
     evidence = tuple(by_idx[i] for i in dict.fromkeys(order + supporting))
     return QAExample(
         id=qid,

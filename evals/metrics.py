@@ -166,14 +166,27 @@ def dedupe_spans(spans: Sequence[RetrievedSpan]) -> list[RetrievedSpan]:
     return out
 
 
-def _covers(gold: GoldEvidence, span: RetrievedSpan) -> bool:
-    """Span rule: same document, both spans known, and the overlap is at least half the shorter span."""
-    gs, ge, ss, se = gold.char_start, gold.char_end, span.char_start, span.char_end
-    if span.doc_id != gold.doc_id or gs is None or ge is None or ss is None or se is None:
+def _merged(intervals: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, non-overlapping intervals covering the same characters as `intervals`."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(i for i in intervals if i[1] > i[0]):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _covered(read: Sequence[tuple[int, int]], start: int, end: int) -> int:
+    """How many characters of [start, end) the merged intervals `read` cover."""
+    return sum(max(0, min(end, e) - max(start, s)) for s, e in read)
+
+
+def _half_read(read: Sequence[tuple[int, int]], start: int | None, end: int | None) -> bool:
+    """At least half of the span [start, end) is read (an unknown or empty span never is)."""
+    if start is None or end is None or end <= start:
         return False
-    shorter = min(ge - gs, se - ss)
-    overlap = min(ge, se) - max(gs, ss)
-    return shorter > 0 and 2 * overlap >= shorter
+    return 2 * _covered(read, start, end) >= end - start
 
 
 @dataclass(frozen=True)
@@ -189,57 +202,118 @@ class _NormalisedText:
         return cls(norm, frozenset(norm.split()))
 
 
-def _text_match(gold: _NormalisedText, retrieved: _NormalisedText) -> bool:
-    """Text rule of the reference baselines: gold inside retrieved, or >= 90% of its (>= 4) words present."""
+def _text_match(gold: _NormalisedText, retrieved: _NormalisedText, same_document: bool) -> bool:
+    """Text rule: the gold's normalised text inside the unit's (any document: a verbatim copy is the
+    fact), or, in a unit of the gold's own document, >= 90% of its (>= 4) words present.
+
+    The word share is confined to the gold's own document because a sentence can share nearly all its
+    words with another document's ("The team competes in the America East Conference." is true of the
+    basketball team and of the soccer team): it exists for facts that straddle a chunk border, or that
+    the dataset copied with other wording than the document, not for lookalikes elsewhere.
+    """
     if not gold.norm:
         return False
     if gold.norm in retrieved.norm:
         return True
     words = gold.norm.split()
-    if len(words) < _MIN_WORDS:
+    if not same_document or len(words) < _MIN_WORDS:
         return False
     # computed as a ratio, like the baselines, so borderline cases round the same way
     return sum(w in retrieved.words for w in words) / len(words) >= _WORD_SHARE
 
 
 class _Matcher:
-    """Answers "does retrieved unit j match gold item i" with each text normalised only once."""
+    """Scores what a method read against one question's gold evidence, each text normalised once.
+
+    A gold item is found by the units read together, not by any one unit: the characters read of the
+    gold's document are the union of every read unit's span there, so three sentences of a gold paragraph
+    read one by one count as much as one chunk holding them, and one sentence of a long paragraph counts
+    only as the sentence it is.
+    """
 
     def __init__(self, gold: Sequence[GoldEvidence]) -> None:
         self.gold = list(gold)
         self._gold_text = [_NormalisedText.of(g.text) for g in self.gold]
+        self._unit_text: dict[str, _NormalisedText] = {}
 
-    def matches(self, span: RetrievedSpan) -> list[bool]:
-        """For every gold item, whether `span` counts as retrieving it."""
-        text = _NormalisedText.of(span.text)
-        return [
-            _covers(g, span) or _text_match(gt, text)
-            for g, gt in zip(self.gold, self._gold_text, strict=True)
-        ]
+    def _norm(self, text: str) -> _NormalisedText:
+        cached = self._unit_text.get(text)
+        if cached is None:
+            cached = self._unit_text[text] = _NormalisedText.of(text)
+        return cached
+
+    def _read_by_document(self, spans: Sequence[RetrievedSpan]) -> dict[str, list[tuple[int, int]]]:
+        by_doc: dict[str, list[tuple[int, int]]] = {}
+        for s in spans:
+            if s.char_start is not None and s.char_end is not None:
+                by_doc.setdefault(s.doc_id, []).append((s.char_start, s.char_end))
+        return {doc: _merged(intervals) for doc, intervals in by_doc.items()}
+
+    def _text_found(self, i: int, spans: Sequence[RetrievedSpan]) -> bool:
+        g, gt = self.gold[i], self._gold_text[i]
+        return any(_text_match(gt, self._norm(s.text), s.doc_id == g.doc_id) for s in spans)
 
     def found(self, spans: Sequence[RetrievedSpan]) -> list[bool]:
-        """For every gold item, whether any of `spans` retrieves it."""
-        found = [False] * len(self.gold)
-        for s in spans:
-            found = [f or m for f, m in zip(found, self.matches(s), strict=True)]
-        return found
+        """For every gold item, whether `spans` read together find it (`evidence_found`'s rules)."""
+        read = self._read_by_document(spans)
+        out = []
+        for i, g in enumerate(self.gold):
+            in_doc = read.get(g.doc_id, [])
+            out.append(
+                _half_read(in_doc, g.char_start, g.char_end)
+                or _half_read(in_doc, g.key_start, g.key_end)
+                or self._text_found(i, spans)
+            )
+        return out
+
+    def coverage(self, spans: Sequence[RetrievedSpan]) -> list[float]:
+        """For every gold item, the share of its characters read; an item without a span in its document
+        counts 1.0 when the text rule finds it (its words were read) and 0.0 otherwise."""
+        read = self._read_by_document(spans)
+        out = []
+        for i, g in enumerate(self.gold):
+            if g.char_start is not None and g.char_end is not None and g.char_end > g.char_start:
+                covered = _covered(read.get(g.doc_id, []), g.char_start, g.char_end)
+                out.append(covered / (g.char_end - g.char_start))
+            else:
+                out.append(float(self._text_found(i, spans)))
+        return out
+
+    def relevant(self, span: RetrievedSpan) -> bool:
+        """Whether one unit is about the gold, for precision: in the gold's own document it holds half of a
+        gold span or lies at least half inside one, or it holds a gold text (the text rule)."""
+        for g, gt in zip(self.gold, self._gold_text, strict=True):
+            if span.doc_id == g.doc_id and _mostly_overlap(g, span):
+                return True
+            if _text_match(gt, self._norm(span.text), span.doc_id == g.doc_id):
+                return True
+        return False
+
+
+def _mostly_overlap(gold: GoldEvidence, span: RetrievedSpan) -> bool:
+    """Both spans known and their overlap is at least half of the shorter one."""
+    gs, ge, ss, se = gold.char_start, gold.char_end, span.char_start, span.char_end
+    if gs is None or ge is None or ss is None or se is None:
+        return False
+    shorter = min(ge - gs, se - ss)
+    return shorter > 0 and 2 * (min(ge, se) - max(gs, ss)) >= shorter
 
 
 def evidence_found(gold: GoldEvidence, retrieved: Sequence[RetrievedSpan]) -> bool:
-    """Whether a gold evidence item counts as retrieved by any of `retrieved`.
+    """Whether a gold evidence item counts as found by everything in `retrieved` read together.
 
-    Two rules, either suffices:
-    - span rule: a retrieved span of the same document overlaps the gold span by at least half of the
-      shorter of the two (both spans known): a unit larger than the gold must hold half of it, and a unit
-      smaller than the gold must lie at least half inside it. Offsets are exact at every granularity, so
-      sentence-level, proposition-level and chunk-level methods are judged alike: a chunk that cuts a long
-      fact in the middle gets credit for the half it holds, and a sentence of a gold paragraph (MuSiQue's
-      evidence is whole paragraphs) counts as retrieving that paragraph.
-    - text rule (the reference baselines' rule, applied to every retrieved unit): the normalised gold text
-      is inside the normalised retrieved text, or at least 90% of its words (when it has at least 4) are.
-      It covers what offsets cannot: units whose text does not map to corpus offsets, gold items that
-      could not be located, and the same fact repeated in another article. Because it is applied in full,
-      anything the baselines count as found is counted here too, so our Hits@k / Full@k are comparable.
+    Any of three rules suffices:
+    - span rule: the characters read of the gold's own document (the union of every unit's span there)
+      cover at least half of the gold span. A chunk that cuts a long fact in the middle is credited for the
+      half it holds; one 60-character sentence of a 1,000-character gold paragraph is not credited with
+      the paragraph.
+    - key rule, for a gold paragraph that supports one sub-question (MuSiQue): what was read of it covers
+      at least half of the sentence holding that sub-question's answer (`GoldEvidence.key_start/key_end`),
+      the part of the paragraph a reader needs.
+    - text rule (the reference baselines' rule, for units without offsets, gold items that could not be
+      located, and facts copied with other wording): the normalised gold text is inside a unit's
+      normalised text (in any document: a verbatim copy is the fact), or, in a unit of the gold's own
+      document, at least 90% of its words (when it has at least 4) are.
     """
     return _Matcher([gold]).found(retrieved)[0]
 
@@ -262,38 +336,6 @@ def recall_at_k(gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan]
     return sum(found) / len(found)
 
 
-def hits_at_k(gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], k: int) -> float | None:
-    """MultiHop-RAG's Hits@k as the reference baselines compute it: the share of gold facts in the top k.
-
-    That is exactly `recall_at_k`; both names exist because MultiHop-RAG papers say Hits@k and the
-    HotpotQA / MuSiQue literature says Recall@k for the same quantity.
-    """
-    return recall_at_k(gold, retrieved, k)
-
-
-def recall_within_chars(
-    gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], chars: int
-) -> float | None:
-    """Share of gold evidence found in the leading distinct units whose texts total at most `chars`.
-
-    Recall at equal reading budget: a sentence-level method's top k holds far less text than a chunk
-    retriever's, so comparing them at the same k would measure unit size, not retrieval. None without gold.
-    """
-    if chars < 1:
-        raise ValueError(f"chars must be at least 1, got {chars}")
-    if not gold:
-        return None
-    budget: list[RetrievedSpan] = []
-    used = 0
-    for span in dedupe_spans(retrieved):
-        used += len(span.text)
-        if used > chars:
-            break
-        budget.append(span)
-    found = _Matcher(gold).found(budget)
-    return sum(found) / len(found)
-
-
 def full_at_k(gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], k: int) -> float | None:
     """1.0 when every gold evidence item is found in the first k distinct retrieved units; None without gold.
 
@@ -305,15 +347,107 @@ def full_at_k(gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], 
     return float(all(_Matcher(gold).found(dedupe_spans(retrieved)[:k])))
 
 
+def within_chars(retrieved: Sequence[RetrievedSpan], chars: int) -> list[RetrievedSpan]:
+    """The first `chars` characters read: the leading distinct units, the last one cut to what is left.
+
+    A cut unit keeps its start and its text's first characters, so what it is credited with is exactly
+    what fits in the budget; a unit without offsets keeps them unknown.
+    """
+    if chars < 1:
+        raise ValueError(f"chars must be at least 1, got {chars}")
+    out: list[RetrievedSpan] = []
+    left = chars
+    for span in dedupe_spans(retrieved):
+        if left <= 0:
+            break
+        if len(span.text) > left:
+            end = None if span.char_start is None else span.char_start + left
+            span = RetrievedSpan(span.doc_id, span.char_start, end, span.text[:left])
+        out.append(span)
+        left -= len(span.text)
+    return out
+
+
+def recall_within_chars(
+    gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], chars: int
+) -> float | None:
+    """Share of gold evidence found in the first `chars` characters read (`within_chars`); None without gold.
+
+    Recall at equal reading budget: a sentence-level method's top k holds far less text than a chunk
+    retriever's, so comparing them at the same k would measure unit size, not retrieval.
+    """
+    budget = within_chars(retrieved, chars)
+    if not gold:
+        return None
+    found = _Matcher(gold).found(budget)
+    return sum(found) / len(found)
+
+
+def full_within_chars(
+    gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan], chars: int
+) -> float | None:
+    """1.0 when every gold item is found in the first `chars` characters read; None without gold."""
+    budget = within_chars(retrieved, chars)
+    if not gold:
+        return None
+    return float(all(_Matcher(gold).found(budget)))
+
+
+def gold_coverage(gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan]) -> float | None:
+    """Mean over gold items of the share of each item's characters read (`_Matcher.coverage`); None
+    without gold. Unlike found / not found, it shows how much of a long gold paragraph was read."""
+    if not gold:
+        return None
+    shares = _Matcher(gold).coverage(dedupe_spans(retrieved))
+    return sum(shares) / len(shares)
+
+
+def _squeezed(text: str) -> str:
+    """MultiHop-RAG's own matching form: the text with spaces and newlines removed, nothing else."""
+    return text.replace(" ", "").replace("\n", "")
+
+
+def multihop_rag_official(gold_facts: Sequence[str], ranked_texts: Sequence[str]) -> dict[str, float] | None:
+    """MultiHop-RAG's retrieval metrics for one query, as its `retrieval_evaluate.py` defines them.
+
+    A retrieved text is relevant when some gold fact, spaces and newlines removed, is a substring of it
+    (likewise squeezed). Hits@4 / Hits@10: a relevant text in the top 4 / 10 (not the share of facts:
+    that is Recall@k). RR@10: 1 / the rank of the first relevant text. AP@10: over the top 10, each
+    relevant rank adds (gold facts first found there) / rank, and the sum is divided by min(number of
+    gold facts, 10), repeated facts included, as the script does. The benchmark averages them over its
+    non-null queries (MAP@10, MRR@10); None for a query without gold facts.
+    """
+    if not gold_facts:
+        return None
+    facts = [_squeezed(f) for f in gold_facts]
+    found: set[str] = set()
+    first: int | None = None
+    precision_sum = 0.0
+    for rank, text in enumerate((_squeezed(t) for t in ranked_texts[:10]), start=1):
+        present = {f for f in facts if f in text}
+        if not present:
+            continue
+        first = first or rank
+        precision_sum += len(present - found) / rank
+        found |= present
+    return {
+        "hits@4": float(first is not None and first <= 4),
+        "hits@10": float(first is not None),
+        "map@10": precision_sum / min(len(facts), 10),
+        "mrr@10": 1.0 / first if first else 0.0,
+    }
+
+
 def hop_prf(
     gold: Sequence[GoldEvidence], retrieved_per_hop: Sequence[Sequence[RetrievedSpan]]
 ) -> list[tuple[float, float, float]]:
     """Hop-conditioned (precision, recall, F1) after each retrieval hop r = 1..R.
 
     After hop r the evidence set is everything retrieved in hops 1..r, deduplicated. Precision is the share
-    of that set matching some gold item (by `evidence_found`'s rules), recall the share of gold items found
-    in it, F1 their harmonic mean (0 when both are 0). An empty set has precision 0. So recall never falls
-    with more hops while precision usually does: the pair shows what each extra round of retrieval buys.
+    of that set's units about some gold item (`_Matcher.relevant`), recall the share of gold items the set
+    finds read together (`evidence_found`'s rules), F1 their harmonic mean (0 when both are 0). An empty
+    set has precision 0. So recall never falls with more hops while precision usually does: the pair shows
+    what each extra round of retrieval buys.
 
     No gold evidence gives [] (the question is left out of macro averages). A method that made no
     retrieval at all is scored as one hop that retrieved nothing, so it is not silently left out too.
@@ -321,21 +455,19 @@ def hop_prf(
     if not gold:
         return []
     matcher = _Matcher(gold)
+    read: list[RetrievedSpan] = []
     seen: set[tuple[str, int | None, int | None, str | None]] = set()
-    n_retrieved = n_relevant = 0
-    found = [False] * len(gold)
+    n_relevant = 0
     out: list[tuple[float, float, float]] = []
     for hop in retrieved_per_hop or [[]]:
         for span in hop:
             key = _span_key(span)
-            if key in seen:
-                continue
-            seen.add(key)
-            m = matcher.matches(span)
-            n_retrieved += 1
-            n_relevant += any(m)
-            found = [f or x for f, x in zip(found, m, strict=True)]
-        precision = n_relevant / n_retrieved if n_retrieved else 0.0
+            if key not in seen:
+                seen.add(key)
+                read.append(span)
+                n_relevant += matcher.relevant(span)
+        precision = n_relevant / len(read) if read else 0.0
+        found = matcher.found(read)
         recall = sum(found) / len(found)
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         out.append((precision, recall, f1))

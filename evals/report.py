@@ -12,22 +12,47 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 from evals.metrics import macro_by_hop
 from evals.plots import F1_VS_CALLS, HOP_CURVES, HopTables, write_plots
-from evals.runner import KS, Record, latest_results, read_records, rescore, results_path
-from evals.stats import bootstrap_ci, paired_difference
+from evals.runner import (
+    BUDGETS,
+    KS,
+    OFFICIAL_METRICS,
+    Record,
+    latest_results,
+    read_records,
+    rescore,
+    results_path,
+)
+from evals.stats import bootstrap_ci, holm, paired_difference, paired_test
 
 REPORT_FILE = "report.md"
 _ANSWER_METRICS = (("em", "EM"), ("f1", "F1"))
-_RETRIEVAL_METRICS = tuple((f"recall@{k}", f"Recall@{k}") for k in KS) + tuple(
-    (f"full@{k}", f"Full@{k}") for k in KS
+_BUDGET_METRICS = (
+    *((f"recall@{c}ch", f"Recall@{c:,} ch") for c in BUDGETS),
+    *((f"full@{c}ch", f"Full@{c:,} ch") for c in BUDGETS),
+    ("recall@read", "Recall, all read"),
+    ("full@read", "Full, all read"),
+    ("coverage", "gold chars read"),
 )
-_PAIRED_METRICS = (("em", "EM"), ("f1", "F1"), ("recall@5", "Recall@5"))
+_K_METRICS = (*((f"recall@{k}", f"Recall@{k}") for k in KS), *((f"full@{k}", f"Full@{k}") for k in KS))
+_OFFICIAL_NAMES = {"hits@4": "Hits@4", "hits@10": "Hits@10", "map@10": "MAP@10", "mrr@10": "MRR@10"}
+#: What pairs of methods are compared on: (key, name, binary). Binary metrics are tested with the exact
+#: McNemar test, continuous ones with a paired permutation test (evals.stats.paired_test).
+_PAIRED_METRICS = (
+    ("em", "EM", True),
+    ("f1", "F1", False),
+    ("recall@2000ch", "Recall@2,000 ch", False),
+    ("full@2000ch", "Full@2,000 ch", True),
+    ("coverage", "gold chars read", False),
+)
+#: Significance level of the "differs" mark, after the Holm correction over the whole report.
+_ALPHA = 0.05
 # Cost columns: (key in the record's `llm` totals, header, decimals). Plain means: they describe, not compare.
 _COST = (
     ("calls", "LLM calls", 2),
@@ -114,14 +139,49 @@ def _common_questions_section(
     return ["", title, "", *_answers_table(same, failed)]
 
 
-def _retrieval_table(answered: Mapping[str, list[Record]]) -> list[str]:
-    header = ["Method", "n with gold evidence", *(name for _, name in _RETRIEVAL_METRICS)]
+def common_questions(answered: Mapping[str, list[Record]]) -> dict[str, list[Record]]:
+    """Each method's records restricted to the questions every method answered, in the file's order.
+
+    Retrieval, hop and paired tables compare methods, so they are computed on one set of questions: a
+    method that failed or has not reached some questions yet would otherwise be averaged over others.
+    """
+    if not answered:
+        return {}
+    ids = set.intersection(*({r["question_id"] for r in records} for records in answered.values()))
+    return {m: [r for r in records if r["question_id"] in ids] for m, records in answered.items()}
+
+
+def _with_gold(records: Sequence[Record]) -> int:
+    return sum(r["metrics"]["recall@read"] is not None for r in records)
+
+
+def _metric_table(
+    same: Mapping[str, list[Record]],
+    metrics: Sequence[tuple[str, str]],
+    extra: tuple[str, Callable[[Sequence[Record]], float]] | None = None,
+) -> list[str]:
+    """A row per method: n with gold evidence, each metric's mean and interval in %, then `extra` (a
+    column name and a plain mean over the method's questions with gold evidence), if given."""
+    header = ["Method", "n with gold evidence", *(name for _, name in metrics)]
+    header += [extra[0]] if extra else []
     rows = []
-    for method, records in answered.items():
-        n_gold = sum(r["metrics"]["recall@2"] is not None for r in records)
-        cells = [_pct(*bootstrap_ci(_metric(records, key))) for key, _ in _RETRIEVAL_METRICS]
-        rows.append([method, str(n_gold), *cells])
+    for method, records in same.items():
+        row = [method, str(_with_gold(records))]
+        row += [_pct(*bootstrap_ci(_metric(records, key))) for key, _ in metrics]
+        if extra:
+            row.append(_num(extra[1]([r for r in records if r["metrics"]["recall@read"] is not None]), 0))
+        rows.append(row)
     return _table(header, rows)
+
+
+def _chars_read(records: Sequence[Record]) -> float:
+    """Mean characters of evidence read per question."""
+    return _mean([sum(len(e["text"]) for e in r["evidence"]) for r in records])
+
+
+def _chars_per_unit(records: Sequence[Record]) -> float:
+    """Mean characters of one unit (chunk, sentence ...) read."""
+    return _mean([len(e["text"]) for r in records for e in r["evidence"]])
 
 
 def hop_table(answered: Mapping[str, list[Record]]) -> dict[str, list[tuple[int, float, float, float]]]:
@@ -144,23 +204,64 @@ def _hop_section(table: Mapping[str, Sequence[tuple[int, float, float, float]]])
     return _table(header, rows)
 
 
-def _paired_section(answered: Mapping[str, list[Record]]) -> list[str]:
-    """A − B for every pair of methods, over the questions both answered (and, for retrieval, with gold)."""
-    if len(answered) < 2:
-        return ["Only one method was run; nothing to compare."]
+def paired_rows(same: Mapping[str, list[Record]]) -> list[dict[str, Any]]:
+    """A − B for every pair of methods and every paired metric, on the questions both answered (and, for
+    retrieval, with gold): the bootstrap difference with its interval (the effect size), the number of
+    pairs and the p-value of the test that fits the metric (exact McNemar / paired permutation)."""
     rows = []
-    for a, b in combinations(answered, 2):
-        by_id_b = {r["question_id"]: r for r in answered[b]}
-        shared = [(r, by_id_b[r["question_id"]]) for r in answered[a] if r["question_id"] in by_id_b]
-        for key, name in _PAIRED_METRICS:
+    for a, b in combinations(same, 2):
+        by_id_b = {r["question_id"]: r for r in same[b]}
+        shared = [(r, by_id_b[r["question_id"]]) for r in same[a] if r["question_id"] in by_id_b]
+        for key, name, binary in _PAIRED_METRICS:
             xs = [ra["metrics"][key] for ra, _ in shared]
             ys = [rb["metrics"][key] for _, rb in shared]
             n = sum(x is not None and y is not None for x, y in zip(xs, ys, strict=True))
             mean, low, high = paired_difference(xs, ys)
-            clear = "yes" if not math.isnan(mean) and (low > 0 or high < 0) else "no"
-            diff = "–" if math.isnan(mean) else f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
-            rows.append([f"{a} − {b}", name, diff, str(n), clear])
-    return _table(["Pair", "Metric", "Difference (points)", "n paired", "CI excludes 0"], rows)
+            p = paired_test(xs, ys, binary=binary) if n else math.nan
+            rows.append(
+                {
+                    "pair": f"{a} − {b}",
+                    "metric": name,
+                    "diff": (mean, low, high),
+                    "n": n,
+                    "p": p,
+                    "binary": binary,
+                }
+            )
+    return rows
+
+
+def with_holm(rows_by_section: Mapping[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows with `p_holm`, Holm-corrected over every comparison of the report (all sections)."""
+    flat = [row for rows in rows_by_section.values() for row in rows]
+    adjusted = iter(holm([row["p"] for row in flat]))
+    return {
+        section: [{**row, "p_holm": next(adjusted)} for row in rows]
+        for section, rows in rows_by_section.items()
+    }
+
+
+def _p(value: float) -> str:
+    if math.isnan(value):
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _paired_section(rows: Sequence[Mapping[str, Any]], n_methods: int) -> list[str]:
+    """The paired comparisons of one dataset, with p-values and the Holm-corrected "differs" mark."""
+    if n_methods < 2:
+        return ["Only one method was run; nothing to compare."]
+    body = []
+    for row in rows:
+        mean, low, high = row["diff"]
+        diff = "–" if math.isnan(mean) else f"{100 * mean:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+        test = "McNemar" if row["binary"] else "permutation"
+        differs = "yes" if row["p_holm"] < _ALPHA else "no"
+        body.append(
+            [row["pair"], row["metric"], diff, str(row["n"]), test, _p(row["p"]), _p(row["p_holm"]), differs]
+        )
+    header = ["Pair", "Metric", "Difference (points)", "n paired", "test", "p", "p (Holm)", "differs"]
+    return _table(header, body)
 
 
 def _stats_section(answered: Mapping[str, list[Record]]) -> list[str]:
@@ -265,14 +366,16 @@ def write_report(out_dir: str | Path) -> Path:
     records = read_records(results_path(out_dir))
     runs = [r for r in records if r.get("type") == "run"]
     answered, failed = group_results(records)
-    hops: HopTables = {dataset: hop_table(methods) for dataset, methods in answered.items()}
+    compared = {dataset: common_questions(methods) for dataset, methods in answered.items()}
+    hops: HopTables = {dataset: hop_table(same) for dataset, same in compared.items()}
+    paired = with_holm({dataset: paired_rows(same) for dataset, same in compared.items()})
     write_plots(answered, hops, out_dir)
     lines = [
         f"# Evaluation report: {out_dir.name}",
         "",
-        f"Built from `results.jsonl` alone (rebuild with `hopgraph report {out_dir}`). Scores are in %,"
-        " each mean with its 95% percentile-bootstrap interval (2,000 resamples, seed 0). A question that"
-        " failed is left out of the means and listed below.",
+        f"Built from `results.jsonl` alone (rebuild with `hopgraph report {out_dir}`), scored by the rules"
+        " of docs/scoring.md. Scores are in %, each mean with its 95% percentile-bootstrap interval (2,000"
+        " resamples, seed 0). A question that failed is left out of the means and listed below.",
         "",
         f"Plots: [hop-conditioned precision / recall / F1]({HOP_CURVES}) ·"
         f" [answer F1 against LLM calls]({F1_VS_CALLS})",
@@ -281,13 +384,17 @@ def write_report(out_dir: str | Path) -> Path:
         lines += ["", "No results yet."]
     for dataset, methods in answered.items():
         dataset_runs = [r for r in runs if r["dataset"] == dataset]
+        same = compared[dataset]
+        n_same = len(next(iter(same.values()), []))
         lines += ["", f"## {dataset}", "", "### Answers and cost per question", ""]
         lines += _answers_table(methods, failed.get(dataset, {}))
         lines += _common_questions_section(methods, failed.get(dataset, {}))
         lines += [
             "",
             "EM / F1: SQuAD-normalised exact match and token F1, best over gold aliases; unanswerable"
-            " (null) questions included. Cost columns are plain means per question; `reused tok` are prompt"
+            " (null) questions included, and a refusal a method kept on purpose (run with `unanswerable`)"
+            " scored as the canonical refusal whatever its wording. Cost columns are plain means per"
+            " question; `reused tok` are prompt"
             " tokens the model did not re-evaluate (KV prefix / provider prompt cache), `cache hits` calls"
             " answered by the LLM response cache. `seconds` is the wall time of the attempt that finished"
             " the question: shorter than a cold run after cache hits or a resume from a checkpoint."
@@ -296,29 +403,58 @@ def write_report(out_dir: str | Path) -> Path:
             " answer (best_span = a refusal replaced by the best answer from the evidence; refused = empty;"
             " unanswerable = a refusal the method kept on purpose).",
             "",
-            "### Retrieval",
+            f"Every table below is computed on the {n_same} questions every method answered.",
             "",
+            "### Retrieval at equal reading budget",
+            "",
+            *_metric_table(same, _BUDGET_METRICS, ("chars read", _chars_read)),
+            "",
+            "The cross-method comparison: Recall / Full within the first 1,000 / 2,000 / 4,000 characters"
+            " the method read, in its own ranking (the last unit cut at the budget), so a method reading"
+            " long chunks and one reading sentences are compared on the same amount of text. A gold item"
+            " is found when what was read of its document covers half of it (or, for a MuSiQue paragraph,"
+            " half of the sentence holding its sub-answer). `all read`: over everything the method read"
+            " before answering; `gold chars read`: the share of the gold evidence's characters read.",
+            "",
+            "### Retrieval at k units",
+            "",
+            *_metric_table(same, _K_METRICS, ("chars per unit", _chars_per_unit)),
+            "",
+            "Recall@k: share of gold evidence found in the first k distinct units of the method's ranking;"
+            " Full@k: all of it. Units differ in size between methods (last column), so @k measures unit"
+            " size as much as retrieval: compare methods at equal budget above.",
         ]
-        lines += _retrieval_table(methods)
+        if dataset == "multihop_rag":
+            lines += [
+                "",
+                "### MultiHop-RAG's own retrieval metrics",
+                "",
+                *_metric_table(same, [(key, _OFFICIAL_NAMES[key]) for key in OFFICIAL_METRICS]),
+                "",
+                "As the benchmark's retrieval_evaluate.py computes them over the method's first 10 units, on"
+                " its non-null queries: Hits@k = a gold fact (spaces and newlines removed) inside one of"
+                " the top k units; MAP@10 / MRR@10 its average precision and reciprocal rank. Hits@k is"
+                " per query, not the share of facts (that is Recall@k).",
+            ]
         lines += [
-            "",
-            "Over all retrieved evidence in retrieval order, on questions with gold evidence (MultiHop-RAG"
-            " null queries excluded). Recall@k: share of gold evidence in the top k distinct units"
-            " (MultiHop-RAG's Hits@k is the same number); Full@k: all of it in the top k.",
             "",
             "### Hop-conditioned retrieval: F1_r (Precision_r / Recall_r) after hop r",
             "",
-        ]
-        lines += _hop_section(hops[dataset])
-        lines += [
+            *_hop_section(hops[dataset]),
             "",
             "Macro-averaged over questions with gold evidence, on the evidence accumulated up to hop r; a"
-            " question that stopped earlier keeps its last value.",
+            " question that stopped earlier keeps its last value; a round that found nothing new counts.",
             "",
             "### Paired differences",
             "",
+            *_paired_section(paired[dataset], len(same)),
+            "",
+            "A − B on the questions both answered. The interval is the paired bootstrap's (an effect size);"
+            " `p` is the exact McNemar test (binary metrics) or a paired permutation test (continuous ones);"
+            f" `differs` = yes when the Holm-corrected p, over all {sum(map(len, paired.values()))}"
+            f" comparisons of this report, is below {_ALPHA}. An interval that excludes 0 is not enough:"
+            " 4 wins and 0 losses in 20 questions give one, and p = 0.125.",
         ]
-        lines += _paired_section(methods)
         lines += _stats_section(methods)
         lines += _failures_section(failed.get(dataset, {}))
         if dataset_runs:

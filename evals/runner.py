@@ -35,15 +35,33 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from evals.datasets import Benchmark, GoldEvidence, QAExample
-from evals.metrics import RetrievedSpan, exact_match, full_at_k, hits_at_k, hop_prf, recall_at_k, token_f1
+from evals.metrics import (
+    RetrievedSpan,
+    dedupe_spans,
+    exact_match,
+    full_at_k,
+    full_within_chars,
+    gold_coverage,
+    hop_prf,
+    multihop_rag_official,
+    recall_at_k,
+    recall_within_chars,
+    token_f1,
+)
+from prompts.answer import UNANSWERABLE
 from stores.errors import HopgraphError
 
 if TYPE_CHECKING:  # graphs are handed in; importing LangGraph here would only slow `import evals`
     from langgraph.graph.state import CompiledStateGraph
 
 RESULTS_FILE = "results.jsonl"
-#: Cut-offs of Recall@k / Full@k / Hits@k: 2 and 5 are MultiHop-RAG's and BiQOG's, 10 IR-CoT's fan-out.
+#: Cut-offs of Recall@k / Full@k: 2 and 5 are BiQOG's, 10 IR-CoT's fan-out.
 KS = (2, 5, 10)
+#: Reading budgets in characters for Recall / Full at equal budget, the cross-method comparison: methods
+#: read units of very different sizes (a chunk holds ~430 characters, a sentence ~130).
+BUDGETS = (1000, 2000, 4000)
+#: MultiHop-RAG's own retrieval metrics (evals.metrics.multihop_rag_official), by their names.
+OFFICIAL_METRICS = ("hits@4", "hits@10", "map@10", "mrr@10")
 #: Usage counters summed over a question's LLM calls (see nodes.state.LLMUsage).
 _USAGE_KEYS = (
     "calls",
@@ -249,33 +267,69 @@ def stored_gold(record: Record) -> list[GoldEvidence]:
     return [GoldEvidence(**g) for g in record["gold_evidence"]]
 
 
+def ranked_evidence(
+    evidence: Sequence[Mapping[str, Any]], read: Sequence[str] | None
+) -> list[Mapping[str, Any]]:
+    """The evidence in the order the method ranked it: the passages its reader read, in the order read
+    (`read`, their ids), then any others in the state's order (hop by hop, as they were found).
+
+    A method that reranks its final set (BiQOG) is scored in its own ranking, not in the order of the hops
+    that collected the passages; without `read` (a reader that does not record it, or a result written
+    before it was recorded) the state's order is the ranking.
+    """
+    if not read:
+        return list(evidence)
+    position = {item_id: i for i, item_id in enumerate(reversed(read))}
+    first = sorted((e for e in evidence if e["id"] in position), key=lambda e: -position[e["id"]])
+    return first + [e for e in evidence if e["id"] not in position]
+
+
 def score(
     answers: Sequence[str],
     gold: Sequence[GoldEvidence],
     prediction: str,
     evidence: Sequence[Mapping[str, Any]],
+    *,
+    read: Sequence[str] | None = None,
+    outcome: str | None = None,
+    stats: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Every per-question metric of one answer and the evidence (in retrieval order) behind it.
+    """Every per-question metric of one answer and the evidence behind it (docs/scoring.md states each rule).
 
-    Retrieval metrics are None when the question has no gold evidence (MultiHop-RAG null queries), which
-    keeps those questions out of retrieval averages while they still count for EM and F1. Evidence is
-    grouped by its `hop` (1, 2, ...) for the hop-conditioned scores; a hop that added nothing new still
-    counts as a hop, so a method that re-retrieves what it had is charged for the extra round.
+    - EM / F1 against the gold answers; a refusal the method kept on purpose (`outcome` "unanswerable",
+      i.e. run with `unanswerable`) is scored as the canonical refusal whatever its wording, the raw reply
+      staying in the record for display.
+    - Retrieval over the evidence in the method's ranking (`ranked_evidence`): Recall / Full in the first
+      k units and in the first B characters read, both over everything read (`read` columns), the share
+      of gold characters read, and MultiHop-RAG's own Hits@4 / Hits@10 / MAP@10 / MRR@10. Each is None
+      when the question has no gold evidence (MultiHop-RAG null queries), which keeps those questions out
+      of retrieval averages while they still count for EM and F1.
+    - Hop-conditioned P / R / F1 with evidence grouped by its `hop`; `hops_used` is the number of
+      retrieval rounds the method ran (its `retrieval_rounds` statistic when it reports one, so a last
+      round that found nothing new still counts), else the last hop its evidence came from.
     """
-    spans = evidence_spans(evidence)
-    hops_used = max((int(e["hop"]) for e in evidence), default=0)
+    scored = UNANSWERABLE if outcome == "unanswerable" else prediction
+    ranked = ranked_evidence(evidence, read)
+    spans = evidence_spans(ranked)
+    last_hop = max((int(e["hop"]) for e in evidence), default=0)
+    hops_used = max(last_hop, int((stats or {}).get("retrieval_rounds", 0)))
     per_hop = [
-        [s for s, e in zip(spans, evidence, strict=True) if e["hop"] == r] for r in range(1, hops_used + 1)
+        [s for s, e in zip(spans, ranked, strict=True) if e["hop"] == r] for r in range(1, last_hop + 1)
     ]
-    metrics: dict[str, Any] = {
-        "em": exact_match(prediction, answers),
-        "f1": token_f1(prediction, answers),
-    }
+    metrics: dict[str, Any] = {"em": exact_match(scored, answers), "f1": token_f1(scored, answers)}
     for k in KS:
         metrics[f"recall@{k}"] = recall_at_k(gold, spans, k)
         metrics[f"full@{k}"] = full_at_k(gold, spans, k)
-        metrics[f"hits@{k}"] = hits_at_k(gold, spans, k)
-    metrics["hop_prf"] = [list(v) for v in hop_prf(gold, per_hop)]
+    for chars in BUDGETS:
+        metrics[f"recall@{chars}ch"] = recall_within_chars(gold, spans, chars)
+        metrics[f"full@{chars}ch"] = full_within_chars(gold, spans, chars)
+    everything = max(len(spans), 1)
+    metrics["recall@read"] = recall_at_k(gold, spans, everything)
+    metrics["full@read"] = full_at_k(gold, spans, everything)
+    metrics["coverage"] = gold_coverage(gold, spans)
+    official = multihop_rag_official([g.text for g in gold], [s.text for s in dedupe_spans(spans)])
+    metrics.update(official or dict.fromkeys(OFFICIAL_METRICS))
+    metrics["hop_prf"] = [list(v) for v in hop_prf(gold, per_hop + [[]] * (hops_used - last_hop))]
     metrics["hops_used"] = hops_used
     return metrics
 
@@ -284,9 +338,18 @@ def rescore(record: Record) -> Record:
     """An answered result with its metrics recomputed from the gold and the evidence it stores.
 
     Lets a report follow the current scoring rules without re-running any method: every result line keeps
-    the gold answers, the located gold evidence and the retrieved spans it was scored on.
+    the gold answers, the located gold evidence, the retrieved spans, the reader's order and the outcome
+    it was scored on.
     """
-    metrics = score(record["gold_answers"], stored_gold(record), record["prediction"], record["evidence"])
+    metrics = score(
+        record["gold_answers"],
+        stored_gold(record),
+        record["prediction"],
+        record["evidence"],
+        read=record.get("read"),
+        outcome=record.get("outcome"),
+        stats=record.get("stats"),
+    )
     return {**record, "metrics": metrics}
 
 
@@ -377,20 +440,26 @@ def _attempt(
         values, source = _final_state(graph, job, context, metadata)
         prediction = str(values.get("answer") or "")
         evidence = list(values.get("evidence") or [])
+        read = list(values.get("read") or [])
+        outcome = values.get("answer_outcome")
+        stats = dict(values.get("stats") or {})
         record.update(
             prediction=prediction,
             evidence=evidence,
-            metrics=score(ex.answers, ex.evidence, prediction, evidence),
+            read=read,
+            metrics=score(
+                ex.answers, ex.evidence, prediction, evidence, read=read, outcome=outcome, stats=stats
+            ),
             llm=_usage_totals(values.get("usage") or []),
-            outcome=values.get("answer_outcome"),
+            outcome=outcome,
             fallbacks=list(values.get("fallbacks") or []),
-            stats=dict(values.get("stats") or {}),
+            stats=stats,
             source=source,
             error=None,
         )
     except Exception as exc:  # any failure of one question is recorded; the run goes on
         error = f"{type(exc).__name__}: {exc}"
-        record.update(prediction=None, evidence=[], metrics=None, llm=None, source=None, error=error)
+        record.update(prediction=None, evidence=[], read=[], metrics=None, llm=None, source=None, error=error)
     record.update(seconds=round(time.perf_counter() - started, 3), finished_at=_now())
     return record
 

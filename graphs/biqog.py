@@ -1,6 +1,6 @@
 """BiQOG (bipartite question-oriented graph, seed 002): retrieve by walking a graph of the hypothetical
 questions written for each chunk at index time, linked to every chunk the LLM judged to answer them, then
-answer with the shared reader.
+answer with the shared reader, over the final rerank's top k, best first.
 
 START -> retrieve -> generate -> END
 
@@ -24,7 +24,7 @@ def build(services: GraphServices) -> StateGraph:
         BiqogState, context_schema=BiqogContext, input_schema=QuestionInput, output_schema=BiqogOutput
     )
     graph.add_node("retrieve", BiqogRetrieve(services.indexes, services.embedder, services.reranker))
-    graph.add_node("generate", Generate(services.llm))
+    graph.add_node("generate", Generate(services.llm, passages="ranked"))
     graph.add_edge(START, "retrieve")
     graph.add_edge("retrieve", "generate")
     graph.add_edge("generate", END)

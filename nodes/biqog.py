@@ -5,7 +5,8 @@ hop collects the chunks adjacent to its questions that no earlier hop collected,
 query with the shared reranker, keeps `width`, and moves to the questions adjacent to the kept chunks (those
 not visited yet). After the last hop every chunk collected is ranked by the reranker's score (the final
 rerank: each chunk was scored against the same query when it was collected, so the scores are reused) and
-the top k, each at the hop that collected it, are the evidence the shared reader answers from.
+the top k, each at the hop that collected it, are the evidence the shared reader answers from, read best
+first (`ranked`: the state's `evidence` keeps hop order).
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ def traverse(
 
 
 class BiqogRetrieve:
-    """The `retrieve` node of `biqog`: seed questions -> graph walk -> the top-k chunks as `evidence`, the
-    seeds as `question_hits` and the path as `traversal`."""
+    """The `retrieve` node of `biqog`: seed questions -> graph walk -> the top-k chunks as `evidence` (and,
+    best first, as `ranked`), the seeds as `question_hits` and the path as `traversal`."""
 
     def __init__(self, indexes: IndexProvider, embedder: Embedder, reranker: Reranker) -> None:
         self.indexes = indexes
@@ -100,4 +101,4 @@ class BiqogRetrieve:
             evidence_from(chunks[chunk_id], walk.scores[chunk_id], walk.hops[chunk_id])
             for chunk_id in walk.best(ctx.top_k)
         ]
-        return {"evidence": evidence, "question_hits": hits, "traversal": walk.path}
+        return {"evidence": evidence, "ranked": evidence, "question_hits": hits, "traversal": walk.path}

@@ -52,7 +52,8 @@ def final_answer(
 
 class Generate:
     """The reader: one LLM call over the passages in `passages` (all evidence by default; Multi-Meta-RAG
-    reads the best few of its reranked evidence, kept in `gathered`), role "generator".
+    reads the best few of its reranked evidence, kept in `gathered`, BiQOG its final rerank, kept in
+    `ranked`), role "generator"; it records the ids it read, in order, as `read`.
 
     The state is annotated as a plain Mapping, as in `nodes.retrieve.Retrieve`: LangGraph hands a node
     annotated with a TypedDict only that TypedDict's keys, and the key it reads is the graph's choice."""
@@ -64,7 +65,7 @@ class Generate:
     def __call__(self, state: Mapping[str, Any], runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, RetrievalContext)
         evidence = state.get(self.passages, [])
-        return final_answer(
+        answered = final_answer(
             self.llm,
             answer.messages(state["question"], evidence, unanswerable=ctx.unanswerable),
             max_tokens=ctx.max_answer_tokens,
@@ -72,3 +73,4 @@ class Generate:
             has_evidence=bool(evidence),
             unanswerable=ctx.unanswerable,
         )
+        return {**answered, "read": [item["id"] for item in evidence]}

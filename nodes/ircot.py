@@ -78,7 +78,8 @@ class GatherParagraphs:
         found = search_evidence(self.indexes.open(ctx.index), query, ctx.top_k, hop, mode=ctx.retrieval_mode)
         kept = state.get("evidence", [])
         joining = within_budget(kept, found, ctx.paragraph_budget, ctx.long_paragraph_words)
-        return {"evidence": joining, "rounds": hop, "stats": {"paragraphs": float(len(kept) + len(joining))}}
+        stats = {"paragraphs": float(len(kept) + len(joining)), "retrieval_rounds": float(hop)}
+        return {"evidence": joining, "rounds": hop, "stats": stats}
 
 
 class Reason:

@@ -66,7 +66,7 @@ class GenerateIteration:
             "evidence": gathered,
             "generations": [text],
             "rounds": done,
-            "stats": {"iterations": float(done)},
+            "stats": {"iterations": float(done), "retrieval_rounds": float(done)},
         }
         if done >= ctx.iterations:
             return {**update, "stop": STOP_ITERATIONS}

@@ -96,7 +96,11 @@ class Summarize:
             update["usage"].append(usage)
             fallbacks += [f"summarize: local pathway of round {round_}: {note}"] if note else []
         retrieved = state.get("stats", {}).get("retrieved_words", 0.0) + words([p["text"] for p in passages])
-        update["stats"] = {"iterations": float(round_), "retrieved_words": float(retrieved)}
+        update["stats"] = {
+            "iterations": float(round_),
+            "retrieval_rounds": float(round_),
+            "retrieved_words": float(retrieved),
+        }
         return {**update, "fallbacks": fallbacks}
 
     def _local_pathway(

@@ -122,12 +122,16 @@ class AnswerOutput(TypedDict, total=False):
     `answer_outcome` says how the answer came about (nodes.generate.AnswerOutcome); `fallbacks` lists every
     model reply a parser could not use and what it did instead, one "node: what happened" line each.
     `stats` holds what a method measures of its own run and a paper reports, by name (ReSP's iterations
-    and compression ratio, IR-CoT's reasoning steps ...): the evaluation report averages each per method.
+    and compression ratio, IR-CoT's reasoning steps ...): the evaluation report averages each per method;
+    `retrieval_rounds`, where a method reports it, is how many rounds of retrieval it ran. `read` holds the
+    ids of the passages the final reader read, in the order it read them: the method's own ranking, which
+    retrieval is scored in (evals.runner.ranked_evidence) where it differs from `evidence`'s hop order.
     """
 
     answer: str
     answer_outcome: str
     evidence: list[Evidence]
+    read: list[str]
     usage: list[LLMUsage]
     fallbacks: list[str]
     stats: dict[str, float]
@@ -138,6 +142,7 @@ class QAState(TypedDict, total=False):
 
     question: str
     evidence: Annotated[list[Evidence], merge_evidence]
+    read: list[str]
     answer: str
     answer_outcome: str
     usage: Annotated[list[LLMUsage], operator.add]
@@ -439,9 +444,11 @@ class TraversalHop(TypedDict):
 
 class BiqogState(QuoteState, total=False):
     """BiQOG's retrieval trace: `question_hits` are the seed questions (hop 1) and `traversal` the path from
-    them, hop by hop (chunks collected and kept, the questions moved to)."""
+    them, hop by hop (chunks collected and kept, the questions moved to). `ranked` is the final rerank's top
+    k, best first, which the reader reads (`evidence` holds the same passages in hop order)."""
 
     traversal: list[TraversalHop]
+    ranked: list[Evidence]
 
 
 class BiqogOutput(QuoteOutput, total=False):

@@ -144,7 +144,7 @@ class Hop:
             "tree": [node for node, _ in nodes],
             "evidence": [evidence_from(hit.chunk, hit.score, hop) for _, hit in kept],
             "rounds": hop,
-            "stats": {"hops": float(hop)},
+            "stats": {"retrieval_rounds": float(hop)},
             "frontier": [],
         }
         expanding = [(node, hit) for node, hit in kept if node["status"] == EXPANDED]

@@ -11,15 +11,19 @@ from evals.metrics import (
     evidence_found,
     exact_match,
     full_at_k,
-    hits_at_k,
+    full_within_chars,
+    gold_coverage,
     hop_prf,
     locate_span,
     macro_by_hop,
+    multihop_rag_official,
     normalize_answer,
     normalize_text,
     normalize_with_offsets,
     recall_at_k,
+    recall_within_chars,
     token_f1,
+    within_chars,
 )
 
 
@@ -123,22 +127,57 @@ def test_span_rule_needs_half_of_the_gold_span_in_the_same_document() -> None:
     assert not evidence_found(g, [])
 
 
-def test_span_rule_credits_a_unit_mostly_inside_a_longer_gold_span() -> None:
+def test_one_sentence_does_not_earn_a_whole_paragraph() -> None:
+    """Defect 2 of issue 37: the old rule credited a unit lying half inside a longer gold span."""
     paragraph = gold("d1", 100, 400, text="a whole gold paragraph")  # 300 characters long
-    assert evidence_found(paragraph, [span("d1", 150, 210)])  # one sentence of it
-    assert evidence_found(paragraph, [span("d1", 370, 430)])  # 30 of its 60 characters inside
-    assert not evidence_found(paragraph, [span("d1", 371, 431)])  # 29 of 60 inside, 29 of 300 covered
-    assert not evidence_found(paragraph, [span("d2", 150, 210)])
+    assert not evidence_found(paragraph, [span("d1", 150, 210)])  # one 60-character sentence of it
+    # what was read of the document counts together: three sentences, 150 of the 300 characters
+    sentences = [span("d1", 100, 160), span("d1", 160, 220), span("d1", 220, 250)]
+    assert evidence_found(paragraph, sentences)
+    assert not evidence_found(paragraph, sentences[:2])  # 120 of 300
+    # overlapping units are counted once: 100..240 read twice over is still 140 characters
+    assert not evidence_found(paragraph, [span("d1", 100, 240), span("d1", 120, 240), span("d1", 130, 200)])
+    assert not evidence_found(paragraph, [span("d2", 100, 400)])
     assert not evidence_found(paragraph, [span("d1", 150, 150)])  # an empty unit retrieves nothing
+
+
+def test_key_sentence_finds_a_paragraph_that_supports_one_sub_question() -> None:
+    """MuSiQue: reading the sentence holding the sub-question's answer finds its paragraph."""
+    paragraph = GoldEvidence("d1", "D1", "a whole gold paragraph", 100, 400, key_start=250, key_end=310)
+    assert evidence_found(paragraph, [span("d1", 250, 310)])  # the answer's sentence
+    assert evidence_found(paragraph, [span("d1", 240, 290)])  # half of it (40 of 60)
+    assert not evidence_found(paragraph, [span("d1", 150, 210)])  # another sentence of the paragraph
+    assert not evidence_found(paragraph, [span("d2", 250, 310)])  # the same offsets elsewhere
+
+
+def test_gold_coverage_is_the_share_of_gold_characters_read() -> None:
+    paragraph = gold("d1", 100, 400)
+    assert gold_coverage([paragraph], [span("d1", 150, 210)]) == pytest.approx(0.2)
+    # union: 100..200 and 150..250 cover 150 characters; other documents add nothing
+    assert gold_coverage([paragraph], [span("d1", 100, 200), span("d1", 150, 250), span("d2", 0, 999)]) == 0.5
+    unlocated = gold("d1", None, None, text="alpha beta gamma delta")
+    assert gold_coverage([paragraph, unlocated], [span("d1", 0, 999, "x alpha beta gamma delta")]) == 1.0
+    assert gold_coverage([unlocated], [span("d1", 0, 9, "nothing")]) == 0.0
+    assert gold_coverage([], [span("d1")]) is None
 
 
 def test_text_rule_when_spans_cannot_decide() -> None:
     g = gold("d1", 10, 30, text="alpha beta gamma delta")
     assert evidence_found(g, [span("d1", None, None, "...Alpha, beta gamma DELTA! more")])
-    assert evidence_found(g, [span("other", 0, 5, "x alpha beta gamma delta y")])  # same text elsewhere
+    assert evidence_found(g, [span("other", 0, 5, "x alpha beta gamma delta y")])  # a verbatim copy elsewhere
     unlocated = gold("d1", None, None, text="alpha beta gamma delta")
     assert evidence_found(unlocated, [span("d1", 0, 100, "alpha beta gamma delta")])
     assert not evidence_found(unlocated, [span("d1", 0, 100, "alpha beta")])
+
+
+def test_word_share_counts_only_in_the_gold_document() -> None:
+    """Defect 3 of issue 37: another team's sentence sharing nine words in ten is not the gold fact."""
+    fact = gold(
+        "soccer", None, None, text="The soccer team competes in the America East Conference since 2001"
+    )
+    lookalike = "The basketball team competes in the America East Conference since 2001"
+    assert not evidence_found(fact, [span("basketball", 0, 70, lookalike)])
+    assert evidence_found(fact, [span("soccer", 500, 570, lookalike)])  # a rewording in its own article
 
 
 def test_text_rule_ninety_percent_of_words() -> None:
@@ -146,14 +185,14 @@ def test_text_rule_ninety_percent_of_words() -> None:
     g = gold("d", None, None, text=" ".join(words))
     nine = " ".join(reversed(words[:9]))  # 9 of 10 words, not as a run
     eight = " ".join(reversed(words[:8]))
-    assert evidence_found(g, [span("x", None, None, nine)])
-    assert not evidence_found(g, [span("x", None, None, eight)])
+    assert evidence_found(g, [span("d", None, None, nine)])
+    assert not evidence_found(g, [span("d", None, None, eight)])
     short = gold("d", None, None, text="red green blue")  # under 4 words: must appear whole
     assert not evidence_found(short, [span("x", None, None, "blue green red")])
     assert evidence_found(short, [span("x", None, None, "Red, green; blue.")])
 
 
-# --- Recall@k, Hits@k, Full@k -------------------------------------------------------------------------
+# --- Recall@k, Full@k, equal budgets -----------------------------------------------------------------
 
 
 GOLD3 = [gold("a"), gold("b"), gold("c")]
@@ -167,7 +206,6 @@ def test_duplicates_are_dropped_before_the_top_k() -> None:
     assert recall_at_k(GOLD3, retrieved, 4) == 1.0
     assert full_at_k(GOLD3, retrieved, 3) == 0.0
     assert full_at_k(GOLD3, retrieved, 4) == 1.0
-    assert hits_at_k(GOLD3, retrieved, 2) == recall_at_k(GOLD3, retrieved, 2)
 
 
 def test_units_without_offsets_are_told_apart_by_text() -> None:
@@ -180,9 +218,67 @@ def test_empty_retrieval_and_no_gold() -> None:
     assert full_at_k(GOLD3, [], 5) == 0.0
     assert recall_at_k([], [span("a")], 5) is None
     assert full_at_k([], [span("a")], 5) is None
-    assert hits_at_k([], [], 5) is None
+    assert recall_within_chars([], [span("a")], 100) is None
     with pytest.raises(ValueError):
         recall_at_k(GOLD3, [], 0)
+
+
+def test_within_chars_cuts_the_last_unit_to_the_budget() -> None:
+    units = [span("a", 0, 40, "x" * 40), span("a", 0, 40, "x" * 40), span("b", 100, 160, "y" * 60)]
+    assert within_chars(units, 70) == [span("a", 0, 40, "x" * 40), span("b", 100, 130, "y" * 30)]
+    assert within_chars(units, 40) == [span("a", 0, 40, "x" * 40)]
+    assert within_chars([span("c", None, None, "z" * 9)], 4) == [span("c", None, None, "zzzz")]
+    with pytest.raises(ValueError):
+        within_chars(units, 0)
+
+
+def test_equal_budget_compares_what_was_read_not_unit_counts() -> None:
+    """Defect 4 of issue 37: at k = 2 a chunk retriever reads 900 characters, a sentence retriever 120."""
+    facts = [gold("a", 0, 100), gold("b", 300, 400)]
+    chunks = [span("a", 0, 450, "c" * 450), span("b", 0, 450, "c" * 450)]
+    sentences = [span("a", 0, 60, "s" * 60), span("x", 0, 60, "s" * 60), span("b", 300, 360, "s" * 60)]
+    assert recall_at_k(facts, chunks, 2) == 1.0 and recall_at_k(facts, sentences, 2) == 0.5
+    # within 500 characters the chunk retriever has read its first chunk only
+    assert recall_within_chars(facts, chunks, 500) == 0.5 and full_within_chars(facts, chunks, 500) == 0.0
+    assert (
+        recall_within_chars(facts, sentences, 500) == 1.0 and full_within_chars(facts, sentences, 500) == 1.0
+    )
+    # a fact cut by the budget: 40 of b's 100 characters fit, 50 are needed
+    assert recall_within_chars(facts, [span("b", 300, 400, "f" * 100)], 40) == 0.0
+    assert recall_within_chars(facts, [span("b", 300, 400, "f" * 100)], 50) == 0.5
+
+
+# --- MultiHop-RAG's own retrieval metrics ------------------------------------------------------------
+
+
+def test_multihop_rag_official_metrics_on_hand_made_rankings() -> None:
+    """Hits@k, AP@10 and RR@10 as MultiHop-RAG's retrieval_evaluate.py defines them, computed by hand."""
+    facts = ["Fact one is here.", "Fact two\nis there."]
+    ranking = [
+        "nothing",
+        "x Fact  one is here. y",
+        "no",
+        "no",
+        "factone",
+        "Facttwo is there. Fact one is here.",
+    ]
+    # squeezed (spaces and newlines removed, case kept): rank 2 holds fact 1, rank 6 holds fact 2 (and 1
+    # again, not counted twice); the lower-case "factone" at rank 5 does not match
+    got = multihop_rag_official(facts, ranking)
+    assert got == {"hits@4": 1.0, "hits@10": 1.0, "map@10": pytest.approx((1 / 2 + 1 / 6) / 2), "mrr@10": 0.5}
+    # first relevant at rank 5: a hit at 10, not at 4 (Hits@k is per query, not the share of facts)
+    late = multihop_rag_official(facts, ["no"] * 4 + ["Fact one is here."])
+    assert late == {"hits@4": 0.0, "hits@10": 1.0, "map@10": pytest.approx(1 / 5 / 2), "mrr@10": 0.2}
+    # only the top 10 count; a repeated gold fact still counts in the divisor min(len(gold), 10)
+    assert multihop_rag_official(facts, ["no"] * 10 + ["Fact one is here."])["hits@10"] == 0.0
+    repeated = multihop_rag_official(["A b", "A b", "C"], ["Ab", "C"])
+    assert repeated == {
+        "hits@4": 1.0,
+        "hits@10": 1.0,
+        "map@10": pytest.approx((1 + 1 / 2) / 3),
+        "mrr@10": 1.0,
+    }
+    assert multihop_rag_official([], ["anything"]) is None
 
 
 # --- hop-conditioned precision / recall / F1 ----------------------------------------------------------

@@ -14,7 +14,7 @@ from PIL import Image
 from test_evals_runner import Script, run_scripted, saver  # noqa: F401  (saver is a fixture)
 from typer.testing import CliRunner
 
-from evals.report import hop_table, write_report
+from evals.report import _paired_section, hop_table, paired_rows, with_holm, write_report
 from evals.runner import read_records
 from hopgraph import Settings
 from hopgraph.cli_eval import register
@@ -49,19 +49,27 @@ def test_report_from_the_jsonl_alone(results_only: Path) -> None:
     assert "| 1.00 | 100 | 40 | 3 | 0.00 |" in one and one.endswith("| 1.25 | 0 | 0 |")
     assert two.startswith("| two | 3 | 1 | ")  # the failed question is counted apart, not scored
 
-    retrieval = section(text, "Retrieval")
+    # two failed q4, so retrieval, hops and pairs are compared on q1, q2, q3, two of them with gold
+    # evidence (q3 is a null query)
+    assert "computed on the 3 questions every method answered" in text
+    retrieval = section(text, "Retrieval at k units")
     one_r = next(line for line in retrieval.splitlines() if line.startswith("| one |"))
-    # 3 of the 4 questions have gold evidence (q3 is a null query); R@2 = (0.5 + 1 + 0) / 3
-    assert one_r.startswith("| one | 3 | 50.0 [") and len(re.findall(CI, one_r)) == 6
+    # R@2 = (0.5 + 1) / 2; q4's miss (answered by one only) is left out
+    assert one_r.startswith("| one | 2 | 75.0 [") and len(re.findall(CI, one_r)) == 6
+    budget = section(text, "Retrieval at equal reading budget")
+    # within 1,000 characters each reads all its evidence: q1 finds G1 and G2, q2 finds G3
+    assert next(line for line in budget.splitlines() if line.startswith("| one |")).startswith(
+        "| one | 2 | 100.0 ["
+    )
 
     hops = section(text, "Hop-conditioned retrieval")
     assert "| Method | r = 1 | r = 2 |" in hops
-    # hop 1: q1 (0.5, 0.5, 0.5), q2 (1, 1, 1), q4 (0, 0, 0); hop 2: q1 becomes (2/3, 1, 0.8)
-    assert "| one | 50.0 (50.0 / 50.0) | 60.0 (55.6 / 66.7) |" in hops
+    # hop 1: q1 (0.5, 0.5, 0.5), q2 (1, 1, 1); hop 2: q1 becomes (2/3, 1, 0.8)
+    assert "| one | 75.0 (75.0 / 75.0) | 90.0 (83.3 / 100.0) |" in hops
 
     paired = section(text, "Paired differences")
-    assert "| one − two | EM | +0.0 [+0.0, +0.0] | 3 | no |" in paired
-    assert "| one − two | Recall@5 |" in paired
+    assert "| one − two | EM | +0.0 [+0.0, +0.0] | 3 | McNemar | 1.000 | 1.000 | no |" in paired
+    assert "| one − two | Recall@2,000 ch |" in paired
 
     assert "two · `q4`: ValueError: scripted failure on question q4?" in section(text, "Failed questions")
     settings = section(text, "Settings")
@@ -111,9 +119,9 @@ def test_report_scores_stored_evidence_by_the_current_rules(results_only: Path) 
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
 
     text = write_report(results_only).read_text(encoding="utf-8")
-    answers, retrieval = section(text, "Answers and cost per question"), section(text, "Retrieval")
+    answers, retrieval = section(text, "Answers and cost per question"), section(text, "Retrieval at k units")
     assert "| one | 4 | 0 | 75.0 [" in answers  # EM 3 of 4 again
-    assert "| one | 3 | 50.0 [" in retrieval  # Recall@2 (0.5 + 1 + 0) / 3 again
+    assert "| one | 2 | 75.0 [" in retrieval  # Recall@2 (0.5 + 1) / 2 again
 
 
 def test_plots_are_drawn(results_only: Path) -> None:
@@ -236,3 +244,31 @@ def test_budget_bars_are_drawn_one_row_per_retriever(tmp_path: Path) -> None:
     with Image.open(few) as one, Image.open(many) as three:
         assert one.format == three.format == "PNG"
         assert three.height > one.height  # the figure grows with the retrievers it compares
+
+
+def paired_records(em: list[float]) -> list[dict]:
+    """Result records carrying only what the paired comparison reads (EM given, the rest constant)."""
+    same = {"f1": 0.5, "recall@2000ch": 0.5, "full@2000ch": 1.0, "coverage": 0.5}
+    return [{"question_id": f"q{i}", "metrics": {"em": v, **same}} for i, v in enumerate(em)]
+
+
+def test_paired_mark_follows_the_exact_test_after_holm() -> None:
+    """Defect 6 of issue 37: 4 wins and 0 losses in 20 give a bootstrap interval excluding 0 but
+    p = 0.125; one paired question is never a difference; a large real difference is still marked."""
+    few = {"a": paired_records([1.0] * 4 + [0.0] * 16), "b": paired_records([0.0] * 20)}
+    [em_few, *_] = with_holm({"few": paired_rows(few)})["few"]
+    mean, low, _ = em_few["diff"]
+    assert mean == pytest.approx(0.2) and low > 0  # the interval alone would have marked it
+    # p = 2 / 2**4; Holm over the five metrics compared (the four others p = 1) makes it 0.625
+    assert em_few["p"] == pytest.approx(0.125) and "| 20 | McNemar | 0.125 | 0.625 | no |" in "\n".join(
+        _paired_section([em_few], 2)
+    )
+    one = {"a": paired_records([1.0]), "b": paired_records([0.0])}
+    assert with_holm({"one": paired_rows(one)})["one"][0]["p"] == 1.0
+    large = {"a": paired_records([1.0] * 30 + [0.0] * 20), "b": paired_records([0.0] * 50)}
+    rows = with_holm({"few": paired_rows(few), "large": paired_rows(large)})
+    [em_large, *others] = rows["large"]
+    # 30 discordant pairs all one way: p = 2 / 2**30; times 10 comparisons, Holm keeps it far below 0.05
+    assert em_large["p"] == pytest.approx(2 / 2**30) and em_large["p_holm"] == pytest.approx(10 * 2 / 2**30)
+    assert "| yes |" in _paired_section([em_large], 2)[2]
+    assert all(row["p"] == 1.0 for row in others)  # equal continuous scores: no difference at all

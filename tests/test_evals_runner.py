@@ -31,6 +31,7 @@ from evals.runner import (
     ResultsError,
     _method_context,
     latest_results,
+    ranked_evidence,
     read_records,
     recorded_run_name,
     run,
@@ -218,7 +219,7 @@ def test_score_by_hand() -> None:
     metrics = score(EXAMPLES[0].answers, EXAMPLES[0].evidence, "the Paris", EVIDENCE["question q1?"])
     assert metrics["em"] == 1.0 and metrics["f1"] == 1.0
     # top 2 = [irrelevant, covers G1]: one of two gold found; G2 only at rank 3
-    assert metrics["recall@2"] == 0.5 and metrics["full@2"] == 0.0 and metrics["hits@2"] == 0.5
+    assert metrics["recall@2"] == 0.5 and metrics["full@2"] == 0.0
     assert metrics["recall@5"] == 1.0 and metrics["full@5"] == 1.0 and metrics["recall@10"] == 1.0
     # hop 1: 1 of 2 retrieved relevant, 1 of 2 gold found; hop 2 adds G2: 2/3 precision, full recall
     assert metrics["hop_prf"] == [[0.5, 0.5, 0.5], pytest.approx([2 / 3, 1.0, 0.8])]
@@ -229,8 +230,44 @@ def test_score_unanswerable_counts_for_answers_only() -> None:
     null_query, retrieved = EXAMPLES[2], EVIDENCE["question q3?"]
     metrics = score(null_query.answers, null_query.evidence, "Insufficient information", retrieved)
     assert metrics["em"] == 1.0
-    assert all(metrics[f"{m}@{k}"] is None for m in ("recall", "full", "hits") for k in (2, 5, 10))
+    retrieval = [f"{m}@{k}" for m in ("recall", "full") for k in (2, 5, 10, "1000ch", "read")]
+    assert all(metrics[key] is None for key in [*retrieval, "coverage", "hits@4", "map@10", "mrr@10"])
     assert metrics["hop_prf"] == [] and metrics["hops_used"] == 1
+
+
+def test_score_reads_the_ranking_the_reader_read() -> None:
+    """Defect 5 of issue 37: BiQOG's final rerank put its two best passages, found at hop 2, first; the
+    hop order of `evidence` put a hop-1 miss ahead of them."""
+    in_hop_order = [ev("d3", 29, 51, 1), ev("d1", 0, 40, 2), ev("d2", 0, 29, 2)]
+    best_first = [in_hop_order[1]["id"], in_hop_order[2]["id"], in_hop_order[0]["id"]]
+    answers, gold_items = EXAMPLES[0].answers, EXAMPLES[0].evidence
+    assert score(answers, gold_items, "Paris", in_hop_order)["recall@2"] == 0.5
+    reranked = score(answers, gold_items, "Paris", in_hop_order, read=best_first)
+    assert reranked["recall@2"] == 1.0 and reranked["full@2"] == 1.0
+    assert reranked["hop_prf"] == score(answers, gold_items, "Paris", in_hop_order)["hop_prf"]  # hops kept
+    # passages the reader did not read come after those it read, in the state's order
+    partial = ranked_evidence(in_hop_order, [in_hop_order[2]["id"]])
+    assert [e["id"] for e in partial] == [in_hop_order[i]["id"] for i in (2, 0, 1)]
+
+
+def test_score_counts_a_last_round_that_found_nothing_new() -> None:
+    """Defect 8 of issue 37: IR-CoT / ReSP ran a third round whose passages were all known already."""
+    two_hops = EVIDENCE["question q1?"]
+    assert score(EXAMPLES[0].answers, EXAMPLES[0].evidence, "Paris", two_hops)["hops_used"] == 2
+    metrics = score(
+        EXAMPLES[0].answers, EXAMPLES[0].evidence, "Paris", two_hops, stats={"retrieval_rounds": 3.0}
+    )
+    assert metrics["hops_used"] == 3 and metrics["hop_prf"][2] == metrics["hop_prf"][1]
+
+
+def test_a_kept_refusal_scores_as_the_canonical_refusal() -> None:
+    """Defect 7 of issue 37: under `unanswerable`, "Not enough information" on a null query is right."""
+    null_query, retrieved = EXAMPLES[2], EVIDENCE["question q3?"]
+    worded = "The passages do not say"
+    assert score(null_query.answers, (), worded, retrieved, outcome="answered")["em"] == 0.0
+    assert score(null_query.answers, (), worded, retrieved, outcome="unanswerable")["em"] == 1.0
+    # on an answerable question a kept refusal is still a miss
+    assert score(EXAMPLES[0].answers, EXAMPLES[0].evidence, worded, [], outcome="unanswerable")["f1"] == 0.0
 
 
 def test_score_without_evidence() -> None:
@@ -275,6 +312,8 @@ def test_run_writes_a_run_line_then_one_result_per_method_and_question(
         "text": G1.text,
         "char_start": 0,
         "char_end": 31,
+        "key_start": None,
+        "key_end": None,
     }
     assert q1["metrics"]["recall@2"] == 0.5 and q1["metrics"]["hops_used"] == 2
     assert q1["llm"] == {

@@ -137,6 +137,7 @@ def test_a_yes_from_the_judge_on_round_one_answers_from_the_global_evidence_alon
     retrieved = words(item["text"] for item in found)
     assert values["stats"] == {
         "iterations": 1.0,
+        "retrieval_rounds": 1.0,
         "retrieved_words": float(retrieved),
         "memory_words": float(words([SUMMARY])),
         "compression_ratio": round(retrieved / words([SUMMARY]), 4),

@@ -122,7 +122,7 @@ def test_the_tree_keeps_k_new_chunks_per_hop_and_records_which_rule_ended_each_p
     assert [(item["id"], item["hop"]) for item in out["evidence"]] == [
         ("A", 1), ("B", 1), ("C", 2), ("D", 2), ("F", 3), ("G", 3)
     ]  # fmt: skip
-    assert out["stats"]["hops"] == 3
+    assert out["stats"]["retrieval_rounds"] == 3
 
     # hop 1 searches the question; each later query is the delta update of its parent query and chunk
     hop2 = [delta(QUESTION_VECTOR, VECTORS["A"]), delta(QUESTION_VECTOR, VECTORS["B"])]
@@ -140,7 +140,7 @@ def test_the_tree_keeps_k_new_chunks_per_hop_and_records_which_rule_ended_each_p
 def test_the_search_stops_early_when_pruning_leaves_no_branch() -> None:
     all_seen = [SCRIPT[0], [[hit("B", 0.9), hit("A", 0.8)], [hit("A", 0.7), hit("B", 0.6)]]]
     out, index, _ = run(all_seen, hops=5)
-    assert len(index.queries) == 2 and out["stats"]["hops"] == 2
+    assert len(index.queries) == 2 and out["stats"]["retrieval_rounds"] == 2
     assert [n["status"] for n in out["tree"][2:]] == ["redundant"] * 4
     assert [item["id"] for item in out["evidence"]] == ["A", "B"]
 
