@@ -27,11 +27,11 @@ so no LLM runs) and a time estimate from README's measured per-call times. Other
 with method biqog (resumable: a killed run continues where it stopped, every LLM call journaled; the index
 is the one `hopgraph eval` uses on the same data, so EM / F1 can follow on it), each
 query runs each method's own graph up to its reader (interrupted before `generate`: no LLM at query time)
-at k = 5 and at k = 20, and the peers run on the same subset and queries. Recall@k is this harness's
-Hits@k (evals.metrics: the share of gold facts in the top k, by the peers' matching rule); all numbers are
-percentages, as the paper prints them. NaiveRAG is dense retrieval, the paper's naive baseline. The peers
-print only their means, so the paired intervals (evals.stats.paired_difference, over the same queries)
-compare hopgraph's rows.
+at k = 5 and at k = 20, and the peers run on the same subset and queries. Recall@k is the share of a
+query's gold facts in its top k (evals.metrics.recall_at_k, by the peers' matching rule), Full@k whether all
+of them are; all numbers are percentages, as the paper prints them. NaiveRAG is dense retrieval, the
+paper's naive baseline. The peers print only their means, so the paired intervals
+(evals.stats.paired_difference, over the same queries) compare hopgraph's rows.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from benchmarks.retrieval_vs_peers import DATA, peer_rows
 from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, Benchmark, DatasetName, QAExample, load_benchmark
-from evals.metrics import RetrievedSpan, full_at_k, hits_at_k
+from evals.metrics import RetrievedSpan, full_at_k, recall_at_k
 from evals.runner import evidence_spans
 from evals.stats import paired_difference
 from graphs.registry import builder
@@ -64,7 +64,7 @@ from stores.questions import QUESTIONS
 
 SEED = 14
 KS = (5, 20)
-COLUMNS = ("full@5", "full@20", "hits@5", "hits@20")
+COLUMNS = ("full@5", "full@20", "recall@5", "recall@20")
 HEADERS = ("Full@5", "Full@20", "Recall@5", "Recall@20")
 # Each row: the method's graph and its context beyond index and k. The paper's naive baseline is dense.
 NAIVE = "NaiveRAG (dense)"
@@ -250,13 +250,13 @@ def retrieved(graph: Any, thread: str, question: str, context: Any) -> list[Retr
 def per_query(
     questions: Sequence[QAExample], retrieved_at: Mapping[int, Sequence[Sequence[RetrievedSpan]]]
 ) -> dict[str, list[float]]:
-    """Each query's Full@k and Recall@k (Hits@k) in percent, k in KS, each from the run at that k
+    """Each query's Full@k and Recall@k in percent, k in KS, each from the run at that k
     (`retrieved_at[k]`, one list of spans per question)."""
     values: dict[str, list[float]] = {}
     for k in KS:
         pairs = list(zip(questions, retrieved_at[k], strict=True))
         values[f"full@{k}"] = [100 * (full_at_k(q.evidence, spans, k) or 0.0) for q, spans in pairs]
-        values[f"hits@{k}"] = [100 * (hits_at_k(q.evidence, spans, k) or 0.0) for q, spans in pairs]
+        values[f"recall@{k}"] = [100 * (recall_at_k(q.evidence, spans, k) or 0.0) for q, spans in pairs]
     return {column: values[column] for column in COLUMNS}
 
 

@@ -9,7 +9,7 @@ the times hold Chroma, BM25, the graph and the nodes' own work and nothing else.
 
 In the same loop rank-bm25, the library BM25 was scored with until bm25s replaced it, ranks the chunks
 with the same tokenisation: its time is the "before" row of bm25, and its top k is compared with bm25s's
-(overlap@k, and Hits@k of both against the gold evidence of the non-null queries).
+(overlap@k, and Recall@k of both, the share of gold facts in the top k, on the non-null queries).
 
     .venv/bin/python -m benchmarks.retrieval_overhead [--limit N] [--word-limit W]
 
@@ -31,7 +31,7 @@ from langgraph.runtime import Runtime
 from rank_bm25 import BM25Okapi
 
 from evals.datasets import load_benchmark
-from evals.metrics import RetrievedSpan, hits_at_k
+from evals.metrics import RetrievedSpan, recall_at_k
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.evaluate import index_name
 from hopgraph.providers import BoundIndexes, HybridReranker, index_store
@@ -205,7 +205,7 @@ def main() -> None:
     times: dict[str, list[float]] = {method: [] for method in methods}
     depth = max(KS)
     overlap: dict[int, list[float]] = {k: [] for k in KS}
-    hits: dict[str, dict[int, list[float]]] = {lib: {k: [] for k in KS} for lib in ("bm25s", "rank-bm25")}
+    recall: dict[str, dict[int, list[float]]] = {lib: {k: [] for k in KS} for lib in ("bm25s", "rank-bm25")}
     shuffle = np.random.default_rng(0)
     row = {sentence_id: number for number, sentence_id in enumerate(graph.ids)}
     exact = vectors.astype(np.float64)
@@ -235,7 +235,7 @@ def main() -> None:
             for lib, ranked in (("bm25s", new), ("rank-bm25", old)):
                 retrieved = spans([by_id[chunk_id] for chunk_id in ranked])
                 for k in KS:
-                    hits[lib][k].append(hits_at_k(example.evidence, retrieved, k) or 0.0)
+                    recall[lib][k].append(recall_at_k(example.evidence, retrieved, k) or 0.0)
 
     print(
         f"\nMultiHop-RAG, {len(examples)} queries, {index.manifest.chunks:,} chunks (top {TOP_K}), "
@@ -263,15 +263,15 @@ def main() -> None:
         f"{sum(same_bm25_among)} of {len(examples)} queries"
     )
 
-    scored = len(hits["bm25s"][KS[0]])
-    print(f"\n| BM25 library ({len(examples)} queries; Hits@k on the {scored} non-null) | ", end="")
-    print(" | ".join(f"overlap@{k} with rank-bm25 | Hits@{k}" for k in KS) + " |")
+    scored = len(recall["bm25s"][KS[0]])
+    print(f"\n| BM25 library ({len(examples)} queries; Recall@k on the {scored} non-null) | ", end="")
+    print(" | ".join(f"overlap@{k} with rank-bm25 | Recall@{k}" for k in KS) + " |")
     print("|---|" + "---|" * (2 * len(KS)))
     for lib in ("rank-bm25", "bm25s"):
         cells = []
         for k in KS:
             agree = 1.0 if lib == "rank-bm25" else float(np.mean(overlap[k]))
-            cells += [f"{agree:.3f}", f"{np.mean(hits[lib][k]):.3f}"]
+            cells += [f"{agree:.3f}", f"{np.mean(recall[lib][k]):.3f}"]
         print(f"| {lib} | " + " | ".join(cells) + " |")
 
 

@@ -2,7 +2,7 @@
 
 For each non-null dev query, the sentence graph's embedding pre-filter keeps the 100 most similar
 sentences (ChainRAG's seed step); each offline reranker then orders them, and the share of gold facts in
-the leading sentences totalling at most 4,000 characters is measured (the text of the peers' Hits@4; see
+the leading sentences totalling at most 4,000 characters is measured (the text of the peers' Recall@4; see
 benchmarks/retrieval_vs_peers.py). The pre-filter's own ceiling (every fact anywhere in the 100) is
 printed beside them. The queries are whole questions, not sub-questions: this isolates the ranking step.
 

@@ -119,8 +119,8 @@ def test_scores_are_the_share_of_queries_with_every_fact_and_the_mean_share_of_f
     assert scores(questions, {5: at_5, 20: at_20}) == {
         "full@5": 50.0,
         "full@20": 100.0,
-        "hits@5": 75.0,
-        "hits@20": 100.0,
+        "recall@5": 75.0,
+        "recall@20": 100.0,
     }
 
 
