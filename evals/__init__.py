@@ -3,8 +3,9 @@
 `datasets` reads each benchmark in its original format into one shape (questions, gold answers, gold
 evidence located in the corpus); `metrics` scores answers and retrieved evidence; `stats` puts bootstrap
 confidence intervals and significance tests on per-question scores, because dev slices are small enough
-for noise to matter; `runner` runs methods over a benchmark into a resumable results.jsonl. `evals.report.write_report`
-turns that file into report.md and plots; it is not re-exported here because it imports matplotlib.
+for noise to matter; `runner` runs methods over a benchmark into a resumable results.jsonl.
+`evals.report.write_report` turns that file into report.md and plots; it is not re-exported here because
+it imports matplotlib.
 """
 
 from evals.datasets import (

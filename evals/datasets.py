@@ -33,6 +33,9 @@ DATASETS: dict[str, str] = {
     "2wikimultihopqa": "2wikimultihopqa_dev_200.jsonl",
     "musique": "musique_ans_v1.0_dev.jsonl",
 }
+#: Runtime options a benchmark implies, applied by `hopgraph eval` unless the caller sets them: MultiHop-RAG's
+#: null queries are answered right only by refusing, which a method does on purpose with `unanswerable`.
+DATASET_OPTIONS: dict[str, dict[str, Any]] = {"multihop_rag": {"unanswerable": True}}
 #: MultiHop-RAG's articles, always next to its questions file.
 MULTIHOP_RAG_CORPUS = "corpus.json"
 _MULTIHOP_RAG_METADATA = ("author", "source", "published_at", "category", "url")

@@ -21,7 +21,7 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from evals.datasets import Benchmark, DatasetName, load_benchmark
+from evals.datasets import DATASET_OPTIONS, Benchmark, DatasetName, load_benchmark
 from evals.report import write_report
 from evals.runner import ProgressFn, recorded_run_name, run
 from graphs.registry import extras_for
@@ -127,6 +127,13 @@ def _variant_contexts(
     return contexts
 
 
+def dataset_options(dataset: str, graphs: Mapping[str, CompiledStateGraph]) -> dict[str, Any]:
+    """The options the benchmark implies (evals.datasets.DATASET_OPTIONS) that some method of the run
+    takes; the caller's `--set` or a variant's own value overrides them, and the run line records them."""
+    declared = {f.name for graph in graphs.values() for f in fields(graph.builder.context_schema)}
+    return {k: v for k, v in DATASET_OPTIONS.get(dataset, {}).items() if k in declared}
+
+
 def evaluate(
     dataset: DatasetName,
     data_path: str | Path,
@@ -146,7 +153,8 @@ def evaluate(
 
     `methods` are method names or variants (`chainrag+integration=contexts`, see hopgraph.options);
     `context` holds runtime options given to every method that takes them (top_k, word_limit ...), as
-    values or as text to convert to each method's declared type. `extra_params` gives index extras build
+    values or as text to convert to each method's declared type, over the dataset's own
+    (`dataset_options`: MultiHop-RAG runs with `unanswerable` on). `extra_params` gives index extras build
     parameters other than their defaults (hopgraph.api.question_params), as `hopgraph index` takes them.
     Re-running with the same `out_dir` resumes: the run name (and so every question's thread id) is the
     one recorded by the first run there; a fresh folder gets a new random suffix so it never picks up
@@ -159,7 +167,9 @@ def evaluate(
     out_dir = Path(out_dir)
     # Graphs and options first: a typo should fail before minutes of loading and indexing, not after.
     compiled = {v.method: build_graph(v.method, settings) for v in variants}
-    contexts = _variant_contexts(variants, compiled, context or {})
+    contexts = _variant_contexts(
+        variants, compiled, {**dataset_options(dataset, compiled), **(context or {})}
+    )
     benchmark = load_benchmark(dataset, data_path, limit)
     name = index_name(benchmark)
     # one index serves every method of the run: with every extra a method of the run retrieves from, and

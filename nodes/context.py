@@ -50,7 +50,8 @@ class RetrievalContext:
         False,
         "Let the final answer say the passages do not answer (kept, and counted as "
         '"unanswerable"); off, a refusal is asked once more for the best answer from the evidence. '
-        "On for corpora with unanswerable questions, such as MultiHop-RAG's null queries.",
+        "On for corpora with unanswerable questions, such as MultiHop-RAG's null queries (`hopgraph eval` "
+        "turns it on there unless told otherwise).",
     )
 
 

@@ -218,11 +218,13 @@ def test_eval_builds_its_index_with_the_questions_and_judge_options_and_records_
     (data / "MultiHopRAG.json").write_text(json.dumps(asked))
     reader, _ = scripted_gateway(lambda _prompt: "yes")
     monkeypatch.setitem(services_for(settings)._built, "llm", reader)
-    args = ["eval", "--dataset", "multihop_rag", "--data", str(data), "--methods", "quote,biqog"]
+    args = ["eval", "--dataset", "multihop_rag", "--data", str(data)]
     args.append("--no-cache")  # the scripted models are the services of these settings, not a cached copy
     options = ["--questions-per-chunk", "2", "--candidates", "1"]
 
-    ran = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), *options])
+    ran = CliRunner().invoke(
+        app, [*args, "--methods", "quote,biqog", "--out", str(tmp_path / "run"), *options]
+    )
     assert ran.exit_code == 0, ran.output
     name = index_name(load_benchmark("multihop_rag", data))
     manifest = services_for(settings).indexes.store.current_manifest(name)
@@ -233,9 +235,18 @@ def test_eval_builds_its_index_with_the_questions_and_judge_options_and_records_
     [run_line] = [r for r in read_records(tmp_path / "run" / "results.jsonl") if r["type"] == "run"]
     assert run_line["settings"]["index"]["extras"][QUESTIONS.name]["per_chunk"] == 2
     assert run_line["settings"]["index"]["extras"][QUESTION_GRAPH.name] == {"candidates": 1}
+    # MultiHop-RAG implies `unanswerable` (its null queries are right only as refusals), recorded per method
+    assert {m: c["unanswerable"] for m, c in run_line["context"].items()} == {"quote": True, "biqog": True}
 
     judged = len(scripted_judge_cli.prompts)
-    again = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "again")])
+    override = ["--methods", "quote,biqog+unanswerable=true", "--set", "unanswerable=false"]
+    again = CliRunner().invoke(app, [*args, *override, "--out", str(tmp_path / "again")])
     assert again.exit_code == 0, again.output  # without the options: the index keeps how it was built
+    [again_line] = [r for r in read_records(tmp_path / "again" / "results.jsonl") if r["type"] == "run"]
+    # the caller's --set overrides the dataset's default; a variant's own value overrides --set
+    assert {m: c["unanswerable"] for m, c in again_line["context"].items()} == {
+        "quote": False,
+        "biqog+unanswerable=true": True,
+    }
     assert services_for(settings).indexes.store.current_manifest(name).build_id == manifest.build_id
     assert len(scripted_judge_cli.prompts) == judged

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evals.datasets import DATASETS, Benchmark, DatasetError, load_benchmark
+from evals.metrics import normalize_text
 from prompts.demonstrations import DEMONSTRATION_IDS
 
 DATA = Path(__file__).parents[2] / "shared" / "data"
@@ -331,6 +332,28 @@ def test_musique_decomposition_and_paragraph_evidence(musique: Benchmark) -> Non
         assert {d["doc_id"] for d in ex.decomposition} == {e.doc_id for e in ex.evidence}
         for ev in ex.evidence:
             assert (ev.char_start, ev.char_end) == (0, len(docs[ev.doc_id].text))
+
+
+def test_musique_paragraph_key_is_the_sentence_holding_its_sub_answer(musique: Benchmark) -> None:
+    """Each supporting paragraph's key span is the whole sentence where its sub-question's answer is
+    written (the sentence a reader needs), located in the paragraph for all 127 of the first 50."""
+    paragraph, tony = musique.examples[0].evidence
+    assert paragraph.text[paragraph.key_start : paragraph.key_end] == (  # type: ignore[misc]
+        "The film stars Audrey Hepburn as Eliza Doolittle and Rex Harrison as Henry Higgins, with Stanley"
+        " Holloway, Gladys Cooper and Wilfrid Hyde - White in supporting roles."
+    )
+    assert tony.text[tony.key_start : tony.key_end] == (  # type: ignore[misc]
+        "She also won the 1954 Tony Award for Best Performance by a Leading Actress in a Play in Ondine,"
+        " and received a Special Tony Award in 1968."
+    )
+    keyed = [ev for ex in musique.examples for ev in ex.evidence]
+    assert len(keyed) == 127 and all(ev.key_start is not None for ev in keyed)
+    for ex in musique.examples:
+        answers = {d["doc_id"]: d["answer"] for d in reversed(ex.decomposition)}  # the first sub-question
+        for ev in ex.evidence:
+            sentence = ev.text[ev.key_start - ev.char_start : ev.key_end - ev.char_start]  # type: ignore[operator]
+            assert normalize_text(answers[ev.doc_id]) in normalize_text(sentence)
+            assert 0 < len(sentence) < len(ev.text) or ev.text.count(". ") == 0
 
 
 def test_musique_corpus_is_the_deduplicated_union(musique: Benchmark) -> None:
