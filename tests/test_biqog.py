@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evals.datasets import load_benchmark
-from evals.runner import read_records
+from evals.metrics import multihop_rag_official
+from evals.runner import ranked_evidence, read_records
 from graphs import biqog
 from graphs.registry import extras_for
 from hopgraph import Settings
@@ -131,6 +132,23 @@ def test_biqog_reads_the_best_chunks_its_walk_collected(built: IndexStore, servi
     assert all(item["text"] in reader.prompts[0] for item in evidence)
 
 
+def test_biqog_reader_reads_the_final_rerank_best_first_and_records_it(
+    built: IndexStore, services: Any
+) -> None:
+    """The final rerank's order is what the reader reads and what retrieval is scored in (`read`), while
+    `evidence` keeps each chunk at the hop that collected it, in hop order."""
+    question = "What did Marie Curie discover with her husband?"
+    _, out, reader = run_biqog(built, services, question, seeds=2, hops=2, width=2, top_k=4)
+    by_id = {item["id"]: item for item in out["evidence"]}
+    assert sorted(out["read"]) == sorted(by_id) and len(by_id) >= 2
+    scores = [by_id[item_id]["score"] for item_id in out["read"]]
+    assert scores == sorted(scores, reverse=True)
+    assert [item["hop"] for item in out["evidence"]] == sorted(item["hop"] for item in out["evidence"])
+    prompt = reader.prompts[0]
+    places = [prompt.index(by_id[item_id]["text"].strip()[:60]) for item_id in out["read"]]
+    assert places == sorted(places)  # the prompt lists the passages best first
+
+
 def test_biqog_on_an_index_without_the_graph_names_the_command_that_adds_it(
     tmp_path: Path, services: Any
 ) -> None:
@@ -235,6 +253,20 @@ def test_eval_builds_its_index_with_the_questions_and_judge_options_and_records_
     [run_line] = [r for r in read_records(tmp_path / "run" / "results.jsonl") if r["type"] == "run"]
     assert run_line["settings"]["index"]["extras"][QUESTIONS.name]["per_chunk"] == 2
     assert run_line["settings"]["index"]["extras"][QUESTION_GRAPH.name] == {"candidates": 1}
+    # the report prints MultiHop-RAG's own metrics, equal to the benchmark's rule on the units each read
+    report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    official = report.split("### MultiHop-RAG's own retrieval metrics", 1)[1].split("\n### ", 1)[0]
+    assert "| Method | n with gold evidence | Hits@4 | Hits@10 | MAP@10 | MRR@10 |" in official
+    for result in (r for r in read_records(tmp_path / "run" / "results.jsonl") if r["type"] == "result"):
+        ranked = ranked_evidence(result["evidence"], result["read"])
+        want = multihop_rag_official(
+            [g["text"] for g in result["gold_evidence"]], [e["text"] for e in ranked]
+        )
+        assert want is not None
+        cells = " | ".join(
+            f"{100 * want[key]:.1f} [{100 * want[key]:.1f}, {100 * want[key]:.1f}]" for key in want
+        )
+        assert f"| {result['method']} | 1 | {cells} |" in official  # one query: the mean is its value
     # MultiHop-RAG implies `unanswerable` (its null queries are right only as refusals), recorded per method
     assert {m: c["unanswerable"] for m, c in run_line["context"].items()} == {"quote": True, "biqog": True}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evals.datasets import GoldEvidence
@@ -320,3 +322,30 @@ def test_macro_by_hop_carries_a_finished_question_forward() -> None:
     assert longer[3][1:] == pytest.approx(longer[2][1:])
     assert macro_by_hop([q1, q2], max_hop=1) == out[:1]
     assert macro_by_hop([[], []]) == []
+
+
+def test_multihop_rag_official_agrees_with_the_peer_scripts_rendering_on_random_rankings() -> None:
+    """The same rankings through `multihop_rag_official` and through ../shared/peers' independent
+    rendering of MultiHop-RAG's retrieval_evaluate.py give the same Hits@4/10, MAP@10 and MRR@10."""
+    import importlib.util
+    import random
+
+    path = Path(__file__).resolve().parents[2] / "shared" / "peers" / "plain_rag_peer.py"
+    spec = importlib.util.spec_from_file_location("plain_rag_peer", path)
+    assert spec is not None and spec.loader is not None
+    peer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(peer)
+    rng = random.Random(7)
+    facts_pool = [f"Fact {i} about\nthing {i % 5}." for i in range(12)]
+    for _ in range(300):
+        # distinct facts: on a repeated one the peer counts each copy as newly found where the benchmark's
+        # script (and ours, tested by hand above) counts it once; no dev query repeats a fact
+        facts = rng.sample(facts_pool, rng.randint(1, 4))
+        ranking = [
+            " ".join(rng.sample(facts_pool, rng.randint(0, 2))) + rng.choice(["", " filler", "x"])
+            for _ in range(rng.randint(0, 14))
+        ]
+        ours = multihop_rag_official(facts, ranking)
+        assert ours is not None
+        theirs = peer.official(ranking, facts)
+        assert ours == pytest.approx(theirs), (facts, ranking)
