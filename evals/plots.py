@@ -7,6 +7,10 @@ is needed, and importing this module leaves the backend of a user's notebook or 
   one row per dataset: where each method's extra rounds of retrieval buy recall and cost precision.
 - f1_vs_calls.png: answer F1 against LLM calls per question, each method's mean with 95% bootstrap
   intervals on both axes over its faint per-question points: what accuracy each method buys per call.
+- pooled_differences.png: a forest plot, one row per method, of its paired EM and F1 difference against
+  the baseline per dataset and pooled over all, with 95% intervals.
+- error_attribution.png: one stacked bar per dataset and method, its answered questions split into the
+  error-attribution cells (evals.leaderboard): where each method loses its answers.
 
 `plot_budget_bars` draws a retrieval comparison at equal reading budgets (benchmarks.retrieval_vs_peers).
 """
@@ -24,11 +28,20 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from evals.leaderboard import (
+    ERROR_CELLS,
+    POOLED_METRICS,
+    error_counts,
+    per_dataset_difference,
+    pooled_differences,
+)
 from evals.runner import Record
-from evals.stats import bootstrap_ci
+from evals.stats import bootstrap_ci, paired_difference
 
 HOP_CURVES = "hop_curves.png"
 F1_VS_CALLS = "f1_vs_calls.png"
+FOREST = "pooled_differences.png"
+ERRORS = "error_attribution.png"
 # dataset -> method -> [(r, precision_r, recall_r, F1_r)], as evals.metrics.macro_by_hop returns them
 HopTables = Mapping[str, Mapping[str, Sequence[tuple[int, float, float, float]]]]
 Answered = Mapping[str, Mapping[str, Sequence[Record]]]
@@ -128,13 +141,98 @@ def plot_f1_vs_calls(answered: Answered, colors: Mapping[str, str], path: Path) 
     return _save(fig, path)
 
 
-def write_plots(answered: Answered, hops: HopTables, out_dir: str | Path) -> list[Path]:
-    """Draw both figures into `out_dir` from the answered results and their hop tables; returns the files."""
+def plot_forest(answered: Answered, baseline: str, colors: Mapping[str, str], path: Path) -> Path:
+    """Paired differences against `baseline` (EM and F1 panels): per method a row of points, one per
+    dataset (small) and the pooled one (large, black-edged), each with its 95% interval."""
+    pooled = {(row.method, row.metric): row for row in pooled_differences(answered, baseline)}
+    methods = list(dict.fromkeys(method for method, _ in pooled))
+    datasets = list(answered)
+    fig, axes = _figure(
+        1, len(POOLED_METRICS), 2 * _PANEL, 1.0 + 0.5 * max(len(methods), 1) * (len(datasets) + 1)
+    )
+    for ax, (key, name, _) in zip(axes[0], POOLED_METRICS, strict=True):
+        ax.set_title(f"{name}: method − {baseline} (points)", fontsize=10)
+        if not methods:
+            _empty(ax, f"no method to compare with {baseline}")
+            continue
+        labels: list[str] = []
+        y = 0
+        for method in methods:
+            per_dataset = per_dataset_difference(answered, method, baseline, key)
+            for dataset, (xs, ys) in per_dataset.items():
+                mean, low, high = paired_difference(xs, ys)
+                ax.errorbar(
+                    100 * mean,
+                    y,
+                    xerr=[[100 * (mean - low)], [100 * (high - mean)]],
+                    fmt="o",
+                    markersize=4,
+                    capsize=2,
+                    color=colors[method],
+                    alpha=0.6,
+                )
+                labels.append(f"{method} · {dataset}")
+                y += 1
+            row = pooled[(method, name)]
+            ax.errorbar(
+                100 * row.mean,
+                y,
+                xerr=[[100 * (row.mean - row.low)], [100 * (row.high - row.mean)]],
+                fmt="D",
+                markersize=7,
+                capsize=3,
+                color=colors[method],
+                markeredgecolor="black",
+            )
+            labels.append(f"{method} · pooled (n={row.n})")
+            y += 1
+        ax.set_yticks(range(len(labels)), labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.axvline(0, color="0.3", linewidth=0.8)
+        ax.grid(axis="x", alpha=0.3)
+    return _save(fig, path)
+
+
+def plot_error_attribution(answered: Answered, path: Path) -> Path:
+    """One horizontal bar per dataset and method, stacked by error-attribution cell, in % of its answered
+    questions, the cells in ERROR_CELLS order and colours (right ones green, lost ones red/orange)."""
+    counts = error_counts(answered)
+    bars = [
+        (f"{method} · {dataset}", c)
+        for dataset, by_method in counts.items()
+        for method, c in by_method.items()
+    ]
+    fig, axes = _figure(1, 1, 2.4 * _PANEL, 1.6 + 0.32 * max(len(bars), 1))
+    ax = axes[0][0]
+    if not bars:
+        _empty(ax, "no answered questions")
+        return _save(fig, path)
+    palette = ["#1a9850", "#91cf60", "#d9ef8b", "#fdae61", "#f46d43", "#d73027", "#74add1", "#4575b4"]
+    left = np.zeros(len(bars))
+    for (cell, _), color in zip(ERROR_CELLS, palette, strict=True):
+        shares = np.array([100 * c[cell] / max(sum(c.values()), 1) for _, c in bars])
+        ax.barh(range(len(bars)), shares, left=left, color=color, label=cell, height=0.7)
+        left += shares
+    ax.set_yticks(range(len(bars)), [label for label, _ in bars], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of answered questions")
+    fig.legend(fontsize=7, loc="outside lower center", ncol=4)
+    return _save(fig, path)
+
+
+def write_plots(
+    answered: Answered, hops: HopTables, out_dir: str | Path, baseline: str = "naive"
+) -> list[Path]:
+    """Draw every figure into `out_dir` from the answered results and their hop tables (the forest plot
+    against `baseline`); returns the files."""
     out_dir = Path(out_dir)
     colors = _colors(answered)
     return [
         plot_hop_curves(hops, colors, out_dir / HOP_CURVES),
         plot_f1_vs_calls(answered, colors, out_dir / F1_VS_CALLS),
+        plot_forest(answered, baseline, colors, out_dir / FOREST),
+        plot_error_attribution(answered, out_dir / ERRORS),
     ]
 
 

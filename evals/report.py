@@ -17,8 +17,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from evals.leaderboard import DEFAULT_BASELINE, ERROR_CELLS, Pooled, error_counts, pooled_differences
 from evals.metrics import macro_by_hop
-from evals.plots import F1_VS_CALLS, HOP_CURVES, HopTables, write_plots
+from evals.plots import ERRORS, F1_VS_CALLS, FOREST, HOP_CURVES, HopTables, write_plots
 from evals.runner import (
     BUDGETS,
     KS,
@@ -32,6 +33,8 @@ from evals.runner import (
 from evals.stats import bootstrap_ci, holm, paired_difference, paired_test
 
 REPORT_FILE = "report.md"
+#: The leaderboard's per-dataset columns: answers, and retrieval at the middle reading budget.
+_BOARD_METRICS = (("em", "EM"), ("f1", "F1"), ("recall@2000ch", "R@2k ch"), ("full@2000ch", "Full@2k ch"))
 _ANSWER_METRICS = (("em", "EM"), ("f1", "F1"))
 _BUDGET_METRICS = (
     *((f"recall@{c}ch", f"Recall@{c:,} ch") for c in BUDGETS),
@@ -332,6 +335,81 @@ def _failures_section(failed: Mapping[str, list[Record]]) -> list[str]:
     return lines
 
 
+def _pooled_cell(row: Pooled | None) -> list[str]:
+    if row is None or math.isnan(row.mean):
+        return ["–", "–"]
+    mark = " *" if row.p_holm < _ALPHA else ""
+    return [f"{100 * row.mean:+.1f} [{100 * row.low:+.1f}, {100 * row.high:+.1f}]{mark}", _p(row.p_holm)]
+
+
+def _leaderboard(compared: Mapping[str, Mapping[str, list[Record]]], baseline: str) -> list[str]:
+    """A row per method: per dataset EM / F1 / retrieval at 2,000 characters (on the questions every
+    method of that dataset answered), cost per question over all datasets, and the pooled paired
+    difference against the baseline."""
+    methods = list(dict.fromkeys(m for by_method in compared.values() for m in by_method))
+    pooled = {(row.method, row.metric): row for row in pooled_differences(compared, baseline)}
+    header = ["Method"]
+    header += [f"{dataset} {name}" for dataset in compared for _, name in _BOARD_METRICS]
+    header += ["LLM calls", "prompt tok", "s / q"]
+    header += [f"pooled ΔEM vs {baseline}", "p (Holm)", f"pooled ΔF1 vs {baseline}", "p (Holm)"]
+    rows = []
+    for method in methods:
+        row = [method]
+        for by_method in compared.values():
+            records = by_method.get(method, [])
+            row += [_pct(*bootstrap_ci(_metric(records, key))) for key, _ in _BOARD_METRICS]
+        everywhere = [r for by_method in compared.values() for r in by_method.get(method, [])]
+        row += [
+            _num(_mean([r["llm"][key] for r in everywhere]), d)
+            for key, d in (("calls", 2), ("prompt_tokens", 0))
+        ]
+        row.append(_num(_mean([r["seconds"] for r in everywhere]), 1))
+        row += _pooled_cell(pooled.get((method, "EM"))) + _pooled_cell(pooled.get((method, "F1")))
+        rows.append(row)
+    return _table(header, rows)
+
+
+def _errors_table(compared: Mapping[str, Mapping[str, list[Record]]]) -> list[str]:
+    """Error attribution: every answered question of each method and dataset in exactly one cell."""
+    counts = error_counts(compared)
+    header = ["Dataset", "Method", "n", *(name for name, _ in ERROR_CELLS)]
+    rows = []
+    for dataset, by_method in counts.items():
+        for method, cells in by_method.items():
+            n = sum(cells.values())
+            shown = [
+                f"{cells[name]} ({100 * cells[name] / n:.0f}%)" if cells[name] else "0"
+                for name, _ in ERROR_CELLS
+            ]
+            rows.append([dataset, method, str(n), *shown])
+    return _table(header, rows)
+
+
+def _board_section(compared: Mapping[str, Mapping[str, list[Record]]], baseline: str) -> list[str]:
+    return [
+        "",
+        "## Leaderboard",
+        "",
+        *_leaderboard(compared, baseline),
+        "",
+        "Per dataset on the questions every method of it answered, in % with 95% intervals (R@2k ch /"
+        " Full@2k ch: gold evidence found within the first 2,000 characters read). Cost columns: means per"
+        f" question over all datasets. Pooled: the paired difference against {baseline} over the questions"
+        f" both answered in every dataset, resampled within each dataset (a dataset weighs by its questions);"
+        f" `*` when the Holm-corrected p (exact McNemar for EM, permutation for F1) is below {_ALPHA}."
+        f" Forest plot: [{FOREST}]({FOREST}).",
+        "",
+        "### Where answers are lost",
+        "",
+        *_errors_table(compared),
+        "",
+        "Each answered question in one cell: right or wrong (EM) by how much of its gold evidence the"
+        " method read before answering (all, part, none). `lost in reading`: all of it was read and the"
+        " answer is still wrong; `lost in retrieval`: none of it was read. Questions without gold evidence"
+        f" (null queries) are counted apart. Plot: [{ERRORS}]({ERRORS}).",
+    ]
+
+
 Grouped = dict[str, dict[str, list[Record]]]
 
 
@@ -360,28 +438,41 @@ def group_results(records: Sequence[Record]) -> tuple[Grouped, Grouped]:
     return ordered, failed
 
 
-def write_report(out_dir: str | Path) -> Path:
-    """Rebuild OUT_DIR/report.md and its plots from OUT_DIR/results.jsonl; returns the report's path."""
+def write_report(
+    out_dir: str | Path, sources: Sequence[str | Path] = (), baseline: str = DEFAULT_BASELINE
+) -> Path:
+    """Rebuild OUT_DIR/report.md and its plots from the results.jsonl of every folder in `sources` (OUT_DIR
+    itself when none is given: one run's report); returns the report's path.
+
+    Folders of different datasets (or models) pool into one leaderboard; where two hold the same dataset
+    and method label, the later folder's answer to a question is the one kept.
+    """
     out_dir = Path(out_dir)
-    records = read_records(results_path(out_dir))
+    folders = [Path(source) for source in sources] or [out_dir]
+    records = [record for folder in folders for record in read_records(results_path(folder))]
+    out_dir.mkdir(parents=True, exist_ok=True)
     runs = [r for r in records if r.get("type") == "run"]
     answered, failed = group_results(records)
     compared = {dataset: common_questions(methods) for dataset, methods in answered.items()}
     hops: HopTables = {dataset: hop_table(same) for dataset, same in compared.items()}
     paired = with_holm({dataset: paired_rows(same) for dataset, same in compared.items()})
-    write_plots(answered, hops, out_dir)
+    write_plots(compared, hops, out_dir, baseline)
     lines = [
         f"# Evaluation report: {out_dir.name}",
         "",
-        f"Built from `results.jsonl` alone (rebuild with `hopgraph report {out_dir}`), scored by the rules"
+        f"Built from `results.jsonl` alone (rebuild with `hopgraph report {' '.join(map(str, folders))}"
+        f"{'' if folders == [out_dir] else f' --out {out_dir}'}`), scored by the rules"
         " of docs/scoring.md. Scores are in %, each mean with its 95% percentile-bootstrap interval (2,000"
         " resamples, seed 0). A question that failed is left out of the means and listed below.",
         "",
         f"Plots: [hop-conditioned precision / recall / F1]({HOP_CURVES}) ·"
-        f" [answer F1 against LLM calls]({F1_VS_CALLS})",
+        f" [answer F1 against LLM calls]({F1_VS_CALLS}) · [differences against {baseline}]({FOREST}) ·"
+        f" [where answers are lost]({ERRORS})",
     ]
     if not answered:
         lines += ["", "No results yet."]
+    else:
+        lines += _board_section(compared, baseline)
     for dataset, methods in answered.items():
         dataset_runs = [r for r in runs if r["dataset"] == dataset]
         same = compared[dataset]

@@ -168,3 +168,35 @@ def _pairs(a: Sequence[float | None], b: Sequence[float | None]) -> list[tuple[f
     if len(a) != len(b):
         raise ValueError(f"paired scores must be aligned: {len(a)} values against {len(b)}")
     return [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+
+
+def pooled_paired_difference(
+    strata: Sequence[tuple[Sequence[float | None], Sequence[float | None]]],
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """(mean of a - b over every pair of every stratum, low, high) by a bootstrap resampled within strata.
+
+    A stratum is one dataset's aligned per-question scores of two methods (pairs with None dropped, as in
+    `paired_difference`). Resampling within each stratum keeps every dataset's share of the pairs fixed, so
+    four 50-question sets weigh as 200 paired questions and no resample is made mostly of one dataset.
+    With no pair at all the result is (nan, nan, nan).
+    """
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
+    diffs = [np.asarray([x - y for x, y in _pairs(a, b)], dtype=np.float64) for a, b in strata]
+    diffs = [d for d in diffs if d.size]
+    total = sum(d.size for d in diffs)
+    if not total:
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    sums = np.zeros(n_resamples, dtype=np.float64)
+    for d in diffs:
+        rows_per_batch = max(1, _BATCH_ELEMENTS // d.size)
+        for start in range(0, n_resamples, rows_per_batch):
+            rows = min(rows_per_batch, n_resamples - start)
+            sums[start : start + rows] += d[rng.integers(0, d.size, size=(rows, d.size))].sum(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(sums / total, [tail, 1.0 - tail])
+    return float(sum(d.sum() for d in diffs) / total), float(low), float(high)

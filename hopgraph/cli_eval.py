@@ -22,6 +22,7 @@ from rich.progress import (
 )
 
 from evals.datasets import DatasetName
+from evals.leaderboard import DEFAULT_BASELINE
 from evals.runner import MethodScore
 from hopgraph.progress import LoggedProgress
 from hopgraph.settings import Settings
@@ -43,6 +44,10 @@ RunParameters = Annotated[
 QuestionsPerChunk = Annotated[
     int | None,
     typer.Option(help="Questions the LLM writes per chunk for the questions extra (default 10)"),
+]
+# The method every other is compared with in the report's pooled leaderboard column
+Baseline = Annotated[
+    str, typer.Option(help="Method (label) the leaderboard's pooled differences are against")
 ]
 JudgeCandidates = Annotated[
     int | None,
@@ -116,6 +121,7 @@ def eval_command(
     options: RunParameters = None,
     questions_per_chunk: QuestionsPerChunk = None,
     candidates: JudgeCandidates = None,
+    baseline: Baseline = DEFAULT_BASELINE,
 ) -> None:
     """Run methods on a benchmark with progress; writes results.jsonl, report.md and plots to --out."""
     from hopgraph.api import question_params
@@ -141,6 +147,7 @@ def eval_command(
             progress=display.questions,
             index_progress=display.index,
             extra_params=question_params(questions_per_chunk, candidates=candidates),
+            baseline=baseline,
         )
     for method, s in display.scores.items():
         failed = f", {s.failed} failed (re-run to retry them)" if s.failed else ""
@@ -150,12 +157,22 @@ def eval_command(
 
 
 def report_command(
-    run_dir: Annotated[Path, typer.Argument(help="A run folder written by `hopgraph eval --out`")],
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(help="Run folders written by `hopgraph eval --out` (several pool into one)"),
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write report.md and plots (default: the one run folder)")
+    ] = None,
+    baseline: Baseline = DEFAULT_BASELINE,
 ) -> None:
-    """Rebuild a run's report.md and plots from its results.jsonl alone."""
+    """Rebuild report.md and plots from results.jsonl alone: of one run, or pooled over several folders
+    (one per dataset or model) into --out."""
     from evals.report import write_report
 
-    _report_files(write_report(run_dir))
+    if out is None and len(run_dirs) > 1:
+        raise typer.BadParameter("several run folders pool into one report: say where with --out DIR")
+    _report_files(write_report(out or run_dirs[0], run_dirs, baseline))
 
 
 def register(app: typer.Typer) -> None:

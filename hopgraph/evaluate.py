@@ -22,6 +22,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from evals.datasets import DATASET_OPTIONS, Benchmark, DatasetName, load_benchmark
+from evals.leaderboard import DEFAULT_BASELINE
 from evals.report import write_report
 from evals.runner import ProgressFn, recorded_run_name, run
 from graphs.registry import extras_for
@@ -148,6 +149,7 @@ def evaluate(
     progress: ProgressFn | None = None,
     index_progress: IndexProgress | None = None,
     extra_params: Mapping[str, Any] | None = None,
+    baseline: str = DEFAULT_BASELINE,
 ) -> Path:
     """Run `methods` on the first `limit` questions of `dataset`, then write report.md (returned) and plots.
 
@@ -193,4 +195,4 @@ def evaluate(
         summary=settings_summary(settings, built),
         model_identity=model_identity,
     )
-    return write_report(out_dir)
+    return write_report(out_dir, baseline=baseline)
