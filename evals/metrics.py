@@ -14,6 +14,7 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -197,7 +198,9 @@ class _NormalisedText:
     words: frozenset[str]
 
     @classmethod
+    @lru_cache(maxsize=65536)
     def of(cls, text: str) -> _NormalisedText:
+        """Cached: every metric of a question, and every method of a report, reads the same texts."""
         norm = normalize_text(text)
         return cls(norm, frozenset(norm.split()))
 
@@ -234,13 +237,6 @@ class _Matcher:
     def __init__(self, gold: Sequence[GoldEvidence]) -> None:
         self.gold = list(gold)
         self._gold_text = [_NormalisedText.of(g.text) for g in self.gold]
-        self._unit_text: dict[str, _NormalisedText] = {}
-
-    def _norm(self, text: str) -> _NormalisedText:
-        cached = self._unit_text.get(text)
-        if cached is None:
-            cached = self._unit_text[text] = _NormalisedText.of(text)
-        return cached
 
     def _read_by_document(self, spans: Sequence[RetrievedSpan]) -> dict[str, list[tuple[int, int]]]:
         by_doc: dict[str, list[tuple[int, int]]] = {}
@@ -251,7 +247,7 @@ class _Matcher:
 
     def _text_found(self, i: int, spans: Sequence[RetrievedSpan]) -> bool:
         g, gt = self.gold[i], self._gold_text[i]
-        return any(_text_match(gt, self._norm(s.text), s.doc_id == g.doc_id) for s in spans)
+        return any(_text_match(gt, _NormalisedText.of(s.text), s.doc_id == g.doc_id) for s in spans)
 
     def found(self, spans: Sequence[RetrievedSpan]) -> list[bool]:
         """For every gold item, whether `spans` read together find it (`evidence_found`'s rules)."""
@@ -285,7 +281,7 @@ class _Matcher:
         for g, gt in zip(self.gold, self._gold_text, strict=True):
             if span.doc_id == g.doc_id and _mostly_overlap(g, span):
                 return True
-            if _text_match(gt, self._norm(span.text), span.doc_id == g.doc_id):
+            if _text_match(gt, _NormalisedText.of(span.text), span.doc_id == g.doc_id):
                 return True
         return False
 
