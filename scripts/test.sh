@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# --durations=30: CI prints the 30 slowest tests, so where the minutes go is visible in every run
+.venv/bin/python -m pytest -q -p no:cacheprovider --durations=30 "$@"

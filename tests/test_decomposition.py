@@ -6,7 +6,6 @@ over one opened index that is safe from several threads."""
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,47 +97,57 @@ def test_the_number_of_branches_follows_the_decomposition(services: Any, sample_
     assert final["fallbacks"] == ["decompose: 3 sub-questions: the first 2 kept"]
 
 
+# Longest a branch waits on another before the test fails instead of hanging (a gate, not a timing).
+GATE_TIMEOUT = 120.0
+
+
 @dataclass
-class SlowIndex:
-    """The real index, each search delayed (per query, so branches can be made to finish in any order),
-    with the wall-clock interval of every search recorded."""
+class GatedIndex:
+    """The real index, each search held by gates rather than the clock: with `barrier`, every search waits
+    until all the branches are searching at once (it breaks, failing the test, if they run one after
+    another); a query in `after` starts only once that other query's search has finished, which fixes the
+    order in which branches finish. Records the order searches finished and the threads they ran on."""
 
     index: ChunkIndex
-    delays: dict[str, float]
-    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    barrier: threading.Barrier | None = None
+    after: dict[str, str] = field(default_factory=dict)
+    finished: list[str] = field(default_factory=list)
     threads: set[int] = field(default_factory=set)
+    done: dict[str, threading.Event] = field(default_factory=lambda: {sub: threading.Event() for sub in SUBS})
 
     def search(self, query: str, k: int, mode: str = "hybrid", where: dict | None = None) -> list[Hit]:
-        started = time.perf_counter()
         self.threads.add(threading.get_ident())
-        time.sleep(self.delays.get(query, 0.0))
+        if self.barrier is not None:
+            self.barrier.wait(timeout=GATE_TIMEOUT)
+        if query in self.after and not self.done[self.after[query]].wait(timeout=GATE_TIMEOUT):
+            raise AssertionError(f"{self.after[query]!r} never finished, so {query!r} could not start")
         hits = self.index.search(query, k, mode=mode, where=where)
-        self.intervals[query] = (started, time.perf_counter())
+        self.finished.append(query)
+        self.done[query].set()
         return hits
 
 
 @dataclass
-class SlowIndexes:
-    slow: SlowIndex
+class GatedIndexes:
+    gated: GatedIndex
 
-    def open(self, name: str) -> SlowIndex:
-        return self.slow
+    def open(self, name: str) -> GatedIndex:
+        return self.gated
 
 
-def run_slowly(services: Any, index: str, delays: dict[str, float]) -> tuple[dict, SlowIndex]:
-    slow = SlowIndex(services.indexes.open(index), delays)
+def run_gated(services: Any, index: str, **gates: Any) -> tuple[dict, GatedIndex]:
+    gated = GatedIndex(services.indexes.open(index), **gates)
     llm, _ = scripted_gateway(script(SUBS))
-    graph = decomposition.build(ScriptedServices(services, llm, indexes=SlowIndexes(slow))).compile()
+    graph = decomposition.build(ScriptedServices(services, llm, indexes=GatedIndexes(gated))).compile()
     out = graph.invoke({"question": QUESTION}, context={"index": index, "top_k": 3})
-    return out, slow
+    return out, gated
 
 
 def test_branches_retrieve_at_the_same_time(services: Any, sample_index: str) -> None:
-    out, slow = run_slowly(services, sample_index, {sub: 0.6 for sub in SUBS})
-    starts = [start for start, _ in slow.intervals.values()]
-    ends = [end for _, end in slow.intervals.values()]
-    assert len(slow.intervals) == 3 and len(slow.threads) == 3
-    assert max(starts) < min(ends), "every branch was searching while every other one was"
+    """All three branches pass a three-party barrier inside their search: none could have finished before
+    the others started."""
+    out, gated = run_gated(services, sample_index, barrier=threading.Barrier(len(SUBS)))
+    assert sorted(gated.finished) == sorted(SUBS) and len(gated.threads) == 3
     assert {item["hop"] for item in out["evidence"]} == {1, 2, 3}
 
 
@@ -146,10 +155,9 @@ def test_branches_retrieve_at_the_same_time(services: Any, sample_index: str) ->
 def test_the_aggregate_is_the_same_whichever_branch_finishes_first(
     services: Any, sample_index: str, in_order: bool
 ) -> None:
-    delays = [0.0, 0.5, 1.0] if in_order else [1.0, 0.5, 0.0]  # sub-question 1 or 3 finishes first
-    out, slow = run_slowly(services, sample_index, dict(zip(SUBS, delays, strict=True)))
-    finished = sorted(SUBS, key=lambda sub: slow.intervals[sub][1])
-    assert finished == (SUBS if in_order else SUBS[::-1])
+    order = SUBS if in_order else SUBS[::-1]  # sub-question 1 or 3 finishes first
+    out, gated = run_gated(services, sample_index, after=dict(zip(order[1:], order[:-1], strict=True)))
+    assert gated.finished == order
     index = services.indexes.open(sample_index)
     assert [(item["id"], item["hop"]) for item in out["evidence"]] == expected_aggregate(index, SUBS, 3)
 

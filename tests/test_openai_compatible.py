@@ -202,13 +202,12 @@ def test_a_role_override_routes_only_that_role(
     assert unavailable_provider.base_url in gateway.model_for("planner").model_id  # unset roles: default
 
 
-def _provider_failure(remote: Settings) -> tuple[str, float]:
-    """Run the naive graph against a failing provider: the ProviderError's message and the seconds taken."""
+def _provider_failure(remote: Settings) -> str:
+    """Run the naive graph against a failing provider: the ProviderError's message."""
     graph = build_graph("naive", remote, checkpointer=False)
-    started = time.monotonic()
     with pytest.raises(ProviderError) as info:
         graph.invoke({"question": QUESTION}, context=CONTEXT)
-    return str(info.value), time.monotonic() - started
+    return str(info.value)
 
 
 def test_an_unavailable_provider_fails_with_one_clear_error_after_its_retries(
@@ -220,13 +219,13 @@ def test_an_unavailable_provider_fails_with_one_clear_error_after_its_retries(
     LangChain), so max_retries=1 means exactly two requests.
     """
     remote = _remote(settings, base_url=unavailable_provider.base_url, max_retries=1, timeout=5)
-    message, elapsed = _provider_failure(remote)
+    message = _provider_failure(remote)
     assert "'generator'" in message
     assert MODEL in message and unavailable_provider.base_url in message
     assert "503" in message
     assert "Check that the server is running" in message and "max_retries" in message
+    # the attempts are counted, not timed: 1 + max_retries requests, then the error
     assert unavailable_provider.requests == ["POST /v1/chat/completions"] * 2
-    assert elapsed < 30, elapsed
 
 
 def test_a_hanging_provider_times_out_within_the_configured_timeout(
@@ -234,12 +233,12 @@ def test_a_hanging_provider_times_out_within_the_configured_timeout(
 ) -> None:
     """A server that never answers costs `timeout` seconds per attempt, not a hung run."""
     remote = _remote(settings, base_url=hanging_provider.base_url, max_retries=0, timeout=1)
-    message, elapsed = _provider_failure(remote)
+    message = _provider_failure(remote)
     assert "timed out" in message.lower(), message
     assert "'generator'" in message and hanging_provider.base_url in message
     assert "timeout" in message  # the advice names the setting to raise
+    # one connection, given up after its timeout and not retried (max_retries=0): the run did not hang
     assert hanging_provider.requests == ["connection"]
-    assert elapsed < 15, elapsed  # retrieval + one 1 s attempt; generous for a loaded machine
 
 
 def test_the_cli_reports_a_provider_failure_as_one_paragraph_and_exit_code_2(
