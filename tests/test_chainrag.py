@@ -172,6 +172,7 @@ def test_edge_ablations_restrict_expansion_to_the_enabled_kinds(settings: Settin
         hop1 = [item for item in values["evidence"] if item["hop"] == 1]
         seeds, expanded = hop1[:3], hop1[3:]
         kind = "SA" if kinds["sa_edges"] else "SS"
+        assert expanded, f"{kind} edges alone expanded nothing: the check below would hold vacuously"
         for item in expanded:
             assert any(kind in graph.edge(item["id"], seed["id"]) for seed in seeds)
     _, none, _ = trace(settings, jaws_index, judge=[], ec_edges=False, ss_edges=False, sa_edges=False)
