@@ -50,7 +50,7 @@ class PrepareSubQuestion:
             query, fallback = rewrite.parse(reply.text, asked)
             update = {**fresh, "query": query, "usage": [reply.usage]}
             return {**update, "fallbacks": [f"prepare: {fallback}"]} if fallback else update
-        usages, notes = [], []
+        usages, notes, fallbacks = [], [], []
         for i in unanswered:
             context = [item for item in state.get("evidence", []) if item["hop"] == i + 1]
             reply = self.llm.complete(
@@ -60,5 +60,10 @@ class PrepareSubQuestion:
                 guard=summarize.GUARD,
             )
             usages.append(reply.usage)
-            notes.append(f"On '{solved[i]['question']}': {reply.text.strip()}")
-        return {**fresh, "query": asked, "notes": "\n".join(notes), "usage": usages}
+            summary, problem = summarize.parse(reply.text)
+            if summary:
+                notes.append(f"On '{solved[i]['question']}': {summary}")
+            else:
+                fallbacks.append(f"prepare: sub-question {i + 1}: {problem}")
+        update = {**fresh, "query": asked, "notes": "\n".join(notes), "usage": usages}
+        return {**update, "fallbacks": fallbacks} if fallbacks else update

@@ -25,3 +25,10 @@ def messages(evidence: Sequence[Evidence], question: str) -> list[BaseMessage]:
         SystemMessage(SYSTEM),
         HumanMessage(f"Passages:\n{format_passages(evidence)}\n\nQuestion: {question}\n{INSTRUCTION}"),
     ]
+
+
+def parse(reply: str) -> tuple[str, str]:
+    """(summary, what went wrong): the reply stripped; an empty one (or one the echo guard blanked) carries
+    no note, and says so, since an empty "On '...':" line would only add noise to the next prompts."""
+    summary = reply.strip()
+    return (summary, "") if summary else ("", "the summary was empty, so no notes are carried for it")

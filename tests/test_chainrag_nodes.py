@@ -90,6 +90,17 @@ def test_an_unanswered_earlier_sub_question_is_summarised_instead() -> None:
     assert update["usage"][0]["role"] == "summarizer"
 
 
+@pytest.mark.parametrize("reply", ["", "  \n "])
+def test_an_empty_summary_carries_no_note_and_is_recorded(reply: str) -> None:
+    llm, _ = scripted_gateway(lambda p: reply)
+    update = PrepareSubQuestion(llm)(state_after_first(answered=False), Runtime(context=ChainRAGContext()))
+    assert update["query"] == "Where was he born?" and update["notes"] == ""
+    assert update["fallbacks"] == [
+        "prepare: sub-question 1: the summary was empty, so no notes are carried for it"
+    ]
+    assert update["usage"][0]["role"] == "summarizer"
+
+
 def test_rewriting_can_be_ablated_and_is_skipped_without_a_reference() -> None:
     llm, model = scripted_gateway(lambda p: "never used")
     off = PrepareSubQuestion(llm)(state_after_first(True), Runtime(context=ChainRAGContext(rewrite=False)))
