@@ -48,6 +48,7 @@ from evals.metrics import (
     recall_within_chars,
     token_f1,
 )
+from evals.steps import record_steps, thread_steps
 from prompts.answer import UNANSWERABLE
 from stores.errors import HopgraphError
 
@@ -396,10 +397,9 @@ def _now() -> str:
 
 
 def _final_state(
-    graph: CompiledStateGraph, job: _Job, context: Mapping[str, Any], metadata: Mapping[str, Any]
+    graph: CompiledStateGraph, job: _Job, context: Mapping[str, Any], config: dict[str, Any]
 ) -> tuple[Mapping[str, Any], str]:
     """Run (or resume, or reread) the question's thread; returns its final values and how they were had."""
-    config: dict[str, Any] = {"configurable": {"thread_id": job.thread_id}, "metadata": dict(metadata)}
     ctx = context or None
     if graph.checkpointer is not None:
         snapshot = graph.get_state(config)
@@ -435,9 +435,10 @@ def _attempt(
         "settings_key": job.settings_key,
     }
     metadata = {"method": job.method, "index": index, "run": run_name, "question_id": ex.id}
+    config: dict[str, Any] = {"configurable": {"thread_id": job.thread_id}, "metadata": metadata}
     started = time.perf_counter()
     try:
-        values, source = _final_state(graph, job, context, metadata)
+        values, source = _final_state(graph, job, context, config)
         prediction = str(values.get("answer") or "")
         evidence = list(values.get("evidence") or [])
         read = list(values.get("read") or [])
@@ -454,12 +455,15 @@ def _attempt(
             outcome=outcome,
             fallbacks=list(values.get("fallbacks") or []),
             stats=stats,
+            steps=record_steps(thread_steps(graph, config), evidence) if graph.checkpointer else [],
             source=source,
             error=None,
         )
     except Exception as exc:  # any failure of one question is recorded; the run goes on
         error = f"{type(exc).__name__}: {exc}"
-        record.update(prediction=None, evidence=[], read=[], metrics=None, llm=None, source=None, error=error)
+        record.update(
+            prediction=None, evidence=[], read=[], metrics=None, llm=None, steps=[], source=None, error=error
+        )
     record.update(seconds=round(time.perf_counter() - started, 3), finished_at=_now())
     return record
 

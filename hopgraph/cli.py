@@ -7,7 +7,6 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import fields
-from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from evals.steps import thread_steps
 from hopgraph.cli_eval import JudgeCandidates, QuestionsPerChunk, RunParameters
 from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.cli_train import register as register_train_commands
@@ -319,13 +319,7 @@ def history(thread_id: Annotated[str, typer.Argument(help="Thread id printed by 
         )
     method = first.metadata.get("method", "naive")
     console.print(f"[dim]thread {thread_id} · method {method} · index {first.metadata.get('index')}[/]")
-    snapshots = list(reversed(list(build_graph(method, settings).get_state_history(config))))
-    for before, after in pairwise(snapshots):
-        ran = ", ".join(before.next) or "input"
-        changed = {k: v for k, v in after.values.items() if before.values.get(k) != v}
-        for listed in ("evidence", "usage"):
-            if listed in changed:
-                changed[listed] = changed[listed][len(before.values.get(listed, [])) :]
+    for ran, changed in thread_steps(build_graph(method, settings), config):
         _show_update(ran, changed, _step_seconds(changed))
 
 

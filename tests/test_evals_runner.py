@@ -37,6 +37,7 @@ from evals.runner import (
     run,
     score,
 )
+from evals.steps import thread_steps
 from nodes.context import MetadataFilterContext, RetrievalContext
 from nodes.state import AnswerOutput, Evidence, LLMUsage, QAState, QuestionInput
 from stores.documents import Document
@@ -566,3 +567,23 @@ def test_a_switch_added_to_a_method_later_stays_out_of_its_settings_key_at_its_d
     assert _method_context(compiled, "idx", {}) == before
     switched = _method_context(compiled, "idx", {"metadata_filter": True, "extractor": "matcher"})
     assert switched == {**before, "metadata_filter": True, "extractor": "matcher"}
+
+
+def test_each_result_line_keeps_the_steps_history_replays(tmp_path: Path, saver: SqliteSaver) -> None:
+    """A question's steps, node by node as `hopgraph history` shows them (evals.steps), are kept in its
+    result line, the passages of its evidence by reference so their text is stored once."""
+    scripts = {"one": Script()}
+    path = run_scripted(tmp_path / "run", scripts, saver)
+    q1 = next(r for r in results(path) if r["question_id"] == "q1")
+    assert [step["node"] for step in q1["steps"]] == ["__start__", "retrieve", "generate"]
+    start, retrieve, generate = (step["update"] for step in q1["steps"])
+    assert start == {"question": "question q1?"}
+    assert retrieve["evidence"] == [
+        {"id": e["id"], "hop": e["hop"], "score": e["score"]} for e in q1["evidence"]
+    ]
+    assert generate["answer"] == "Paris" and [u["role"] for u in generate["usage"]] == ["generator"]
+    # the same steps the checkpoints give, as history reads them
+    graph = scripted_graph(scripts["one"], saver)
+    replayed = thread_steps(graph, {"configurable": {"thread_id": q1["thread_id"]}})
+    assert [node for node, _ in replayed] == [step["node"] for step in q1["steps"]]
+    assert replayed[2][1]["answer"] == generate["answer"]
