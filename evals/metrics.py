@@ -314,6 +314,13 @@ def evidence_found(gold: GoldEvidence, retrieved: Sequence[RetrievedSpan]) -> bo
     return _Matcher([gold]).found(retrieved)[0]
 
 
+def about_gold(gold: Sequence[GoldEvidence], retrieved: Sequence[RetrievedSpan]) -> list[bool]:
+    """For every unit, whether it is about some gold item (the unit rule of hop precision): what the
+    explorer marks as gold among a method's passages."""
+    matcher = _Matcher(gold)
+    return [matcher.relevant(span) for span in retrieved]
+
+
 def _check_k(k: int) -> None:
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")

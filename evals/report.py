@@ -17,6 +17,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from evals.explorer import page_data, write_explorer
 from evals.leaderboard import DEFAULT_BASELINE, ERROR_CELLS, Pooled, error_counts, pooled_differences
 from evals.metrics import macro_by_hop
 from evals.plots import ERRORS, F1_VS_CALLS, FOREST, HOP_CURVES, HopTables, write_plots
@@ -342,10 +343,12 @@ def _pooled_cell(row: Pooled | None) -> list[str]:
     return [f"{100 * row.mean:+.1f} [{100 * row.low:+.1f}, {100 * row.high:+.1f}]{mark}", _p(row.p_holm)]
 
 
-def _leaderboard(compared: Mapping[str, Mapping[str, list[Record]]], baseline: str) -> list[str]:
-    """A row per method: per dataset EM / F1 / retrieval at 2,000 characters (on the questions every
-    method of that dataset answered), cost per question over all datasets, and the pooled paired
-    difference against the baseline."""
+def leaderboard_rows(
+    compared: Mapping[str, Mapping[str, list[Record]]], baseline: str
+) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of the leaderboard, a row per method: per dataset EM / F1 / retrieval at 2,000
+    characters (on the questions every method of that dataset answered), cost per question over all
+    datasets, and the pooled paired difference against the baseline."""
     methods = list(dict.fromkeys(m for by_method in compared.values() for m in by_method))
     pooled = {(row.method, row.metric): row for row in pooled_differences(compared, baseline)}
     header = ["Method"]
@@ -366,11 +369,12 @@ def _leaderboard(compared: Mapping[str, Mapping[str, list[Record]]], baseline: s
         row.append(_num(_mean([r["seconds"] for r in everywhere]), 1))
         row += _pooled_cell(pooled.get((method, "EM"))) + _pooled_cell(pooled.get((method, "F1")))
         rows.append(row)
-    return _table(header, rows)
+    return header, rows
 
 
-def _errors_table(compared: Mapping[str, Mapping[str, list[Record]]]) -> list[str]:
-    """Error attribution: every answered question of each method and dataset in exactly one cell."""
+def error_rows(compared: Mapping[str, Mapping[str, list[Record]]]) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of error attribution: every answered question of each method and dataset in exactly
+    one cell."""
     counts = error_counts(compared)
     header = ["Dataset", "Method", "n", *(name for name, _ in ERROR_CELLS)]
     rows = []
@@ -382,7 +386,7 @@ def _errors_table(compared: Mapping[str, Mapping[str, list[Record]]]) -> list[st
                 for name, _ in ERROR_CELLS
             ]
             rows.append([dataset, method, str(n), *shown])
-    return _table(header, rows)
+    return header, rows
 
 
 def _board_section(compared: Mapping[str, Mapping[str, list[Record]]], baseline: str) -> list[str]:
@@ -390,7 +394,7 @@ def _board_section(compared: Mapping[str, Mapping[str, list[Record]]], baseline:
         "",
         "## Leaderboard",
         "",
-        *_leaderboard(compared, baseline),
+        *_table(*leaderboard_rows(compared, baseline)),
         "",
         "Per dataset on the questions every method of it answered, in % with 95% intervals (R@2k ch /"
         " Full@2k ch: gold evidence found within the first 2,000 characters read). Cost columns: means per"
@@ -401,7 +405,7 @@ def _board_section(compared: Mapping[str, Mapping[str, list[Record]]], baseline:
         "",
         "### Where answers are lost",
         "",
-        *_errors_table(compared),
+        *_table(*error_rows(compared)),
         "",
         "Each answered question in one cell: right or wrong (EM) by how much of its gold evidence the"
         " method read before answering (all, part, none). `lost in reading`: all of it was read and the"
@@ -552,4 +556,8 @@ def write_report(
             lines += ["", "### Settings", "", *_settings_section(dataset_runs)]
     path = out_dir / REPORT_FILE
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = page_data(compared, leaderboard_rows(compared, baseline), error_rows(compared))
+    write_explorer(
+        out_dir, f"hopgraph explorer: {out_dir.name}", data, [FOREST, ERRORS, HOP_CURVES, F1_VS_CALLS]
+    )
     return path

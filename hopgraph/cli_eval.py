@@ -22,6 +22,7 @@ from rich.progress import (
 )
 
 from evals.datasets import DatasetName
+from evals.explorer import EXPLORER_FILE
 from evals.leaderboard import DEFAULT_BASELINE
 from evals.runner import MethodScore
 from hopgraph.progress import LoggedProgress
@@ -98,6 +99,7 @@ class _EvalProgress:
 
 def _report_files(report: Path) -> None:
     console.print(f"report: {report}")
+    console.print(f"page:   {report.parent / EXPLORER_FILE} (open it in a browser: no server needed)")
     for png in sorted(report.parent.glob("*.png")):
         console.print(f"plot:   {png}")
 

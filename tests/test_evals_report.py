@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from browser import open_page
 from langgraph.checkpoint.sqlite import SqliteSaver
 from PIL import Image
 from test_evals_runner import Script, run_scripted, saver  # noqa: F401  (saver is a fixture)
@@ -196,8 +197,13 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
         assert r["llm"]["calls"] == 1 and r["llm"]["prompt_tokens"] > 100 and r["seconds"] > 0
     # every question's gold paragraphs are in the 30-paragraph index, so dense+BM25 finds some of them
     assert sum(r["metrics"]["recall@5"] for r in lines) > 0
-    for name in ("report.md", "hop_curves.png", "f1_vs_calls.png"):
+    for name in ("report.md", "hop_curves.png", "f1_vs_calls.png", "explorer.html"):
         assert (out / name).stat().st_size > 0
+    # the page, in a real browser: the first question's steps as the graph ran them, no script error
+    dom, console = open_page(out / "explorer.html", f"q=hotpotqa/{lines[0]['question_id']}")
+    assert console == [] and lines[0]["question"] in dom
+    assert re.findall(r'<div class="node">([^<]+)</div>', dom) == ["__start__", "retrieve", "generate"]
+    assert [step["node"] for step in lines[0]["steps"]] == ["__start__", "retrieve", "generate"]
 
     again = CliRunner().invoke(app, args, env=env)  # everything is done: nothing re-runs
     assert again.exit_code == 0, again.output

@@ -1,0 +1,84 @@
+"""explorer.html opened in a real headless Chromium: the pair filter, a question's steps and gold marks,
+the leaderboard's numbers equal to report.md's, and no script error on a folder with a failed question and
+a null query. The run folder comes from the scripted runner of test_evals_runner (a scripted graph, named
+as such: this tests the page, not a method); a real-LLM run's page is opened in test_evals_report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from browser import open_page
+from langgraph.checkpoint.sqlite import SqliteSaver
+from test_evals_runner import Script, run_scripted, saver  # noqa: F401  (saver is a fixture)
+
+from evals.report import write_report
+from evals.runner import read_records
+
+
+@pytest.fixture
+def page(tmp_path: Path, saver: SqliteSaver) -> Path:  # noqa: F811
+    """A two-method run where `two` failed q4 and answered q1 wrong ("Lyon"); q3 is a null query."""
+    out = tmp_path / "run"
+    run_scripted(out, {"one": Script(), "two": Script(fail_once=frozenset({"question q4?"}))}, saver)
+    records = read_records(out / "results.jsonl")
+    for record in records:
+        if record.get("method") == "two" and record.get("question_id") == "q1":
+            record["prediction"] = "Lyon"
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    write_report(out, baseline="two")
+    return out / "explorer.html"
+
+
+def cells(row_html: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td>(.*?)</td>", row_html)]
+
+
+def test_pair_filter_then_a_question_shows_both_methods_steps_and_gold(page: Path) -> None:
+    dom, console = open_page(page, "pair=one%2Ctwo")
+    assert console == [] and 'data-ready="yes"' in dom
+    # one right and two wrong on q1 only (q4 two failed, so it is not among the compared questions)
+    assert 'id="count">1 of 3 questions' in dom
+    [link] = re.findall(r'<a href="#([^"]+)" class="qlink">', dom)
+    dom, console = open_page(page, link.replace("&amp;", "&"))
+    assert console == []
+    question = dom.split('id="question"', 1)[1]
+    assert "question q1?" in question and "Paris" in question
+    methods = question.split('class="method"')[1:]
+    assert [re.search(r"<h3>(\w+)", m).group(1) for m in methods] == ["one", "two"]  # type: ignore[union-attr]
+    for method, answer, verdict in zip(methods, ("Paris", "Lyon"), ("right", "wrong"), strict=True):
+        nodes = re.findall(r'<div class="node">([^<]+)</div>', method)
+        assert nodes == ["__start__", "retrieve", "generate"]  # the steps, in the order the graph ran them
+        assert f'<b class="answer">{answer}</b>' in method and f'class="{verdict}"' in method
+        # retrieve's three passages: d1's and d2's hold gold facts, d3's does not
+        assert method.count('class="passage gold"') == 2 and method.count('class="passage"') == 1
+    assert "LLM generator: 1 call, 100 prompt (40 reused)" in question
+
+
+def test_leaderboard_numbers_are_report_md_s(page: Path) -> None:
+    dom, _ = open_page(page)
+    report = (page.parent / "report.md").read_text(encoding="utf-8")
+    board = report.split("## Leaderboard", 1)[1].split("\n\n", 2)[1]
+    for method in ("one", "two"):
+        md_row = next(line for line in board.splitlines() if line.startswith(f"| {method} |"))
+        md_cells = [cell.strip() for cell in md_row.strip("|").split("|")]
+        page_row = next(
+            row
+            for row in re.findall(r"<tr>(.*?)</tr>", dom.split('id="board"', 1)[1])
+            if f"<td>{method}</td>" in row
+        )
+        assert cells(page_row) == md_cells
+
+
+@pytest.mark.parametrize("question", ["toy/q3", "toy/q4", "toy/absent"])
+def test_a_null_query_a_failed_question_and_a_stale_link_render_without_a_script_error(
+    page: Path, question: str
+) -> None:
+    dom, console = open_page(page, f"q={question}")
+    assert console == [] and 'data-ready="yes"' in dom
+    if question == "toy/q3":  # the null query: no gold evidence, both methods right to refuse
+        assert "Insufficient information." in dom.split('id="question"', 1)[1]
+    else:  # q4 is not among the questions both methods answered; a stale link says so
+        assert f"No question {question} in this page." in dom
