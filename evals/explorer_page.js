@@ -127,6 +127,7 @@ function select(name, label, options, value) {
 }
 
 function render() {
+  const started = performance.now();
   const state = readHash();
   const list = DATA.questions.filter((q) => matches(q, state));
   const types = [...new Set(DATA.questions.map((q) => q.type).filter(Boolean))].sort();
@@ -145,6 +146,7 @@ function render() {
       `${q.dataset} · ${q.question}`)));
   $("#browse").replaceChildren(filters, el("ul", { id: "questions" }, rows));
   $("#detail").replaceChildren(state.q ? questionView(state.q) : el("p", {}, "Pick a question."));
+  document.body.dataset.renderMs = (performance.now() - started).toFixed(1);  // read by benchmarks/
 }
 
 function init() {
@@ -153,5 +155,6 @@ function init() {
   window.addEventListener("hashchange", render);
   render();
   document.body.dataset.ready = "yes";
+  document.body.dataset.readyMs = performance.now().toFixed(1);  // since navigation started
 }
 init();
