@@ -64,6 +64,20 @@ function passageView(item, goldIds) {
     el("details", {}, el("summary", {}, text.slice(0, 120) + (text.length > 120 ? " …" : "")), text));
 }
 const PASSAGE_KEYS = ["evidence", "gathered", "ranked"];
+// A step's other values, whatever the method: sub-questions, memories and reasoning sentences (lists of
+// text) one a line; TreeHop's tree, BiQOG's walk, ChainRAG's solved sub-questions (lists of records) one
+// record a line as "key: value" pairs; a record (a metadata filter, statistics) as its pairs.
+function pairs(record) {
+  return Object.entries(record).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ");
+}
+function valueView(value) {
+  if (Array.isArray(value)) {
+    return el("ol", { class: "value" }, value.map((item) =>
+      el("li", {}, item !== null && typeof item === "object" ? pairs(item) : String(item))));
+  }
+  if (value !== null && typeof value === "object") return el("span", { class: "value" }, pairs(value));
+  return el("span", { class: "value" }, String(value));
+}
 function stepView(step, goldIds) {
   const parts = [el("div", { class: "node" }, step.node)];
   for (const [key, value] of Object.entries(step.update)) {
@@ -76,8 +90,7 @@ function stepView(step, goldIds) {
       parts.push(el("div", { class: "key" }, `${key} (${value.length})`));
       for (const item of value) parts.push(passageView(item, goldIds));
     } else {
-      const shown = typeof value === "string" ? value : JSON.stringify(value, null, 1);
-      parts.push(el("div", { class: "key" }, `${key}: `, el("span", { class: "value" }, shown)));
+      parts.push(el("div", { class: "key" }, `${key}: `, valueView(value)));
     }
   }
   return el("div", { class: "step" }, parts);
