@@ -280,8 +280,8 @@ def ranked_evidence(
     """
     if not read:
         return list(evidence)
-    position = {item_id: i for i, item_id in enumerate(reversed(read))}
-    first = sorted((e for e in evidence if e["id"] in position), key=lambda e: -position[e["id"]])
+    position = {item_id: i for i, item_id in enumerate(dict.fromkeys(read))}  # first place of each id
+    first = sorted((e for e in evidence if e["id"] in position), key=lambda e: position[e["id"]])
     return first + [e for e in evidence if e["id"] not in position]
 
 
@@ -301,8 +301,8 @@ def score(
       i.e. run with `unanswerable`) is scored as the canonical refusal whatever its wording, the raw reply
       staying in the record for display.
     - Retrieval over the evidence in the method's ranking (`ranked_evidence`): Recall / Full in the first
-      k units and in the first B characters read, both over everything read (`read` columns), the share
-      of gold characters read, and MultiHop-RAG's own Hits@4 / Hits@10 / MAP@10 / MRR@10. Each is None
+      k units, in the first B characters read and over everything read (`@read`), the share of gold
+      characters read, and MultiHop-RAG's own Hits@4 / Hits@10 / MAP@10 / MRR@10. Each is None
       when the question has no gold evidence (MultiHop-RAG null queries), which keeps those questions out
       of retrieval averages while they still count for EM and F1.
     - Hop-conditioned P / R / F1 with evidence grouped by its `hop`; `hops_used` is the number of
