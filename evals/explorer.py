@@ -19,6 +19,7 @@ from typing import Any
 from evals.leaderboard import ERROR_CELLS, error_cell
 from evals.metrics import about_gold
 from evals.runner import Record, evidence_spans, stored_gold
+from stores.files import write_atomic
 
 EXPLORER_FILE = "explorer.html"
 _SCRIPT = Path(__file__).with_name("explorer_page.js")
@@ -131,5 +132,5 @@ def write_explorer(out_dir: Path, title: str, data: Mapping[str, Any], plots: Se
 </body></html>
 """
     path = out_dir / EXPLORER_FILE
-    path.write_text(page, encoding="utf-8")
+    write_atomic(path, lambda handle: handle.write(page.encode("utf-8")))
     return path

@@ -77,8 +77,9 @@ class Pooled:
     p_holm: float = float("nan")
 
 
-def _aligned(a: Sequence[Record], b: Sequence[Record], key: str) -> tuple[list[Any], list[Any]]:
-    """The two methods' `key` scores on the questions both answered, in a's order."""
+def aligned_scores(a: Sequence[Record], b: Sequence[Record], key: str) -> tuple[list[Any], list[Any]]:
+    """Two methods' `key` scores on the questions both answered, in a's order (the pairs every paired
+    comparison is made on)."""
     by_id = {r["question_id"]: r for r in b}
     shared = [(r, by_id[r["question_id"]]) for r in a if r["question_id"] in by_id]
     return [x["metrics"][key] for x, _ in shared], [y["metrics"][key] for _, y in shared]
@@ -89,7 +90,7 @@ def per_dataset_difference(
 ) -> dict[str, tuple[Sequence[Any], Sequence[Any]]]:
     """dataset -> (method's, baseline's) aligned scores, for the datasets where both ran."""
     return {
-        dataset: _aligned(methods[method], methods[baseline], key)
+        dataset: aligned_scores(methods[method], methods[baseline], key)
         for dataset, methods in answered.items()
         if method in methods and baseline in methods
     }

@@ -31,9 +31,9 @@ from matplotlib.ticker import MaxNLocator
 from evals.leaderboard import (
     ERROR_CELLS,
     POOLED_METRICS,
+    Pooled,
     error_counts,
     per_dataset_difference,
-    pooled_differences,
 )
 from evals.runner import Record
 from evals.stats import bootstrap_ci, paired_difference
@@ -141,10 +141,12 @@ def plot_f1_vs_calls(answered: Answered, colors: Mapping[str, str], path: Path) 
     return _save(fig, path)
 
 
-def plot_forest(answered: Answered, baseline: str, colors: Mapping[str, str], path: Path) -> Path:
+def plot_forest(
+    answered: Answered, pooled_rows: Sequence[Pooled], baseline: str, colors: Mapping[str, str], path: Path
+) -> Path:
     """Paired differences against `baseline` (EM and F1 panels): per method a row of points, one per
-    dataset (small) and the pooled one (large, black-edged), each with its 95% interval."""
-    pooled = {(row.method, row.metric): row for row in pooled_differences(answered, baseline)}
+    dataset (small) and the pooled one (`pooled_rows`, large, black-edged), each with its 95% interval."""
+    pooled = {(row.method, row.metric): row for row in pooled_rows}
     methods = list(dict.fromkeys(method for method, _ in pooled))
     datasets = list(answered)
     fig, axes = _figure(
@@ -222,16 +224,16 @@ def plot_error_attribution(answered: Answered, path: Path) -> Path:
 
 
 def write_plots(
-    answered: Answered, hops: HopTables, out_dir: str | Path, baseline: str = "naive"
+    answered: Answered, hops: HopTables, pooled: Sequence[Pooled], out_dir: str | Path, baseline: str
 ) -> list[Path]:
-    """Draw every figure into `out_dir` from the answered results and their hop tables (the forest plot
-    against `baseline`); returns the files."""
+    """Draw every figure into `out_dir` from the answered results, their hop tables and the pooled
+    differences against `baseline` (evals.leaderboard.pooled_differences); returns the files."""
     out_dir = Path(out_dir)
     colors = _colors(answered)
     return [
         plot_hop_curves(hops, colors, out_dir / HOP_CURVES),
         plot_f1_vs_calls(answered, colors, out_dir / F1_VS_CALLS),
-        plot_forest(answered, baseline, colors, out_dir / FOREST),
+        plot_forest(answered, pooled, baseline, colors, out_dir / FOREST),
         plot_error_attribution(answered, out_dir / ERRORS),
     ]
 

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from evals.explorer import page_data, write_explorer
-from evals.leaderboard import DEFAULT_BASELINE, ERROR_CELLS, Pooled, error_counts, pooled_differences
+from evals.leaderboard import (
+    DEFAULT_BASELINE,
+    ERROR_CELLS,
+    Pooled,
+    aligned_scores,
+    error_counts,
+    pooled_differences,
+)
 from evals.metrics import macro_by_hop
 from evals.plots import ERRORS, F1_VS_CALLS, FOREST, HOP_CURVES, HopTables, write_plots
 from evals.runner import (
@@ -32,6 +39,7 @@ from evals.runner import (
     results_path,
 )
 from evals.stats import bootstrap_ci, holm, paired_difference, paired_test
+from stores.files import write_atomic
 
 REPORT_FILE = "report.md"
 #: The leaderboard's per-dataset columns: answers, and retrieval at the middle reading budget.
@@ -132,14 +140,13 @@ def _common_questions_section(
     Ablations added later on the first 20 questions would otherwise sit beside means over 50, and a
     difference in the questions would read as a difference between the methods.
     """
-    sets = [{r["question_id"] for r in records} for records in answered.values()]
-    if len({frozenset(s) for s in sets}) <= 1:
+    same = common_questions(answered)
+    if all(len(same[m]) == len(records) for m, records in answered.items()):
         return []
-    common = set.intersection(*sets)
-    title = f"### Answers on the {len(common)} questions every method answered"
-    if not common:
+    n_common = len(next(iter(same.values())))
+    title = f"### Answers on the {n_common} questions every method answered"
+    if not n_common:
         return ["", title, "", "No question was answered by every method."]
-    same = {m: [r for r in records if r["question_id"] in common] for m, records in answered.items()}
     return ["", title, "", *_answers_table(same, failed)]
 
 
@@ -214,11 +221,8 @@ def paired_rows(same: Mapping[str, list[Record]]) -> list[dict[str, Any]]:
     pairs and the p-value of the test that fits the metric (exact McNemar / paired permutation)."""
     rows = []
     for a, b in combinations(same, 2):
-        by_id_b = {r["question_id"]: r for r in same[b]}
-        shared = [(r, by_id_b[r["question_id"]]) for r in same[a] if r["question_id"] in by_id_b]
         for key, name, binary in _PAIRED_METRICS:
-            xs = [ra["metrics"][key] for ra, _ in shared]
-            ys = [rb["metrics"][key] for _, rb in shared]
+            xs, ys = aligned_scores(same[a], same[b], key)
             n = sum(x is not None and y is not None for x, y in zip(xs, ys, strict=True))
             mean, low, high = paired_difference(xs, ys)
             p = paired_test(xs, ys, binary=binary) if n else math.nan
@@ -344,13 +348,13 @@ def _pooled_cell(row: Pooled | None) -> list[str]:
 
 
 def leaderboard_rows(
-    compared: Mapping[str, Mapping[str, list[Record]]], baseline: str
+    compared: Mapping[str, Mapping[str, list[Record]]], pooled_rows: Sequence[Pooled], baseline: str
 ) -> tuple[list[str], list[list[str]]]:
     """(header, rows) of the leaderboard, a row per method: per dataset EM / F1 / retrieval at 2,000
     characters (on the questions every method of that dataset answered), cost per question over all
     datasets, and the pooled paired difference against the baseline."""
     methods = list(dict.fromkeys(m for by_method in compared.values() for m in by_method))
-    pooled = {(row.method, row.metric): row for row in pooled_differences(compared, baseline)}
+    pooled = {(row.method, row.metric): row for row in pooled_rows}
     header = ["Method"]
     header += [f"{dataset} {name}" for dataset in compared for _, name in _BOARD_METRICS]
     header += ["LLM calls", "prompt tok", "s / q"]
@@ -389,12 +393,17 @@ def error_rows(compared: Mapping[str, Mapping[str, list[Record]]]) -> tuple[list
     return header, rows
 
 
-def _board_section(compared: Mapping[str, Mapping[str, list[Record]]], baseline: str) -> list[str]:
+def _board_section(
+    compared: Mapping[str, Mapping[str, list[Record]]],
+    board: tuple[list[str], list[list[str]]],
+    errors: tuple[list[str], list[list[str]]],
+    baseline: str,
+) -> list[str]:
     return [
         "",
         "## Leaderboard",
         "",
-        *_table(*leaderboard_rows(compared, baseline)),
+        *_table(*board),
         "",
         "Per dataset on the questions every method of it answered, in % with 95% intervals (R@2k ch /"
         " Full@2k ch: gold evidence found within the first 2,000 characters read). Cost columns: means per"
@@ -405,7 +414,7 @@ def _board_section(compared: Mapping[str, Mapping[str, list[Record]]], baseline:
         "",
         "### Where answers are lost",
         "",
-        *_table(*error_rows(compared)),
+        *_table(*errors),
         "",
         "Each answered question in one cell: right or wrong (EM) by how much of its gold evidence the"
         " method read before answering (all, part, none). `lost in reading`: all of it was read and the"
@@ -460,7 +469,9 @@ def write_report(
     compared = {dataset: common_questions(methods) for dataset, methods in answered.items()}
     hops: HopTables = {dataset: hop_table(same) for dataset, same in compared.items()}
     paired = with_holm({dataset: paired_rows(same) for dataset, same in compared.items()})
-    write_plots(compared, hops, out_dir, baseline)
+    pooled = pooled_differences(compared, baseline)
+    board, errors = leaderboard_rows(compared, pooled, baseline), error_rows(compared)
+    write_plots(compared, hops, pooled, out_dir, baseline)
     lines = [
         f"# Evaluation report: {out_dir.name}",
         "",
@@ -476,7 +487,7 @@ def write_report(
     if not answered:
         lines += ["", "No results yet."]
     else:
-        lines += _board_section(compared, baseline)
+        lines += _board_section(compared, board, errors, baseline)
     for dataset, methods in answered.items():
         dataset_runs = [r for r in runs if r["dataset"] == dataset]
         same = compared[dataset]
@@ -555,8 +566,9 @@ def write_report(
         if dataset_runs:
             lines += ["", "### Settings", "", *_settings_section(dataset_runs)]
     path = out_dir / REPORT_FILE
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    data = page_data(compared, leaderboard_rows(compared, baseline), error_rows(compared))
+    text = "\n".join(lines) + "\n"
+    write_atomic(path, lambda handle: handle.write(text.encode("utf-8")))
+    data = page_data(compared, board, errors)
     write_explorer(
         out_dir, f"hopgraph explorer: {out_dir.name}", data, [FOREST, ERRORS, HOP_CURVES, F1_VS_CALLS]
     )

@@ -102,15 +102,21 @@ def model_identity(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _variant_contexts(
-    variants: Sequence[MethodVariant], graphs: Mapping[str, CompiledStateGraph], shared: Mapping[str, Any]
+    variants: Sequence[MethodVariant],
+    graphs: Mapping[str, CompiledStateGraph],
+    shared: Mapping[str, Any],
+    implied: Mapping[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Each variant's options: the shared ones its method declares, then the variant's own.
 
     A shared option no method declares is a typo, and an error; one only some declare (word_limit with
-    naive and chainrag) goes to those that do.
+    naive and chainrag) goes to those that do. `implied` are the benchmark's own options
+    (evals.datasets.DATASET_OPTIONS): applied under the shared ones where some method declares them, and
+    silently left out where none does.
     """
     schemas = {v.label: graphs[v.method].builder.context_schema for v in variants}
     declared = {f.name for schema in schemas.values() for f in fields(schema)}
+    shared = {**{k: v for k, v in (implied or {}).items() if k in declared}, **shared}
     unknown = sorted(set(shared) - declared)
     if unknown:
         raise ConfigError(
@@ -126,13 +132,6 @@ def _variant_contexts(
             **typed_options(schemas[v.label], v.options, f"--methods entry {v.label!r}"),
         }
     return contexts
-
-
-def dataset_options(dataset: str, graphs: Mapping[str, CompiledStateGraph]) -> dict[str, Any]:
-    """The options the benchmark implies (evals.datasets.DATASET_OPTIONS) that some method of the run
-    takes; the caller's `--set` or a variant's own value overrides them, and the run line records them."""
-    declared = {f.name for graph in graphs.values() for f in fields(graph.builder.context_schema)}
-    return {k: v for k, v in DATASET_OPTIONS.get(dataset, {}).items() if k in declared}
 
 
 def evaluate(
@@ -156,8 +155,9 @@ def evaluate(
     `methods` are method names or variants (`chainrag+integration=contexts`, see hopgraph.options);
     `context` holds runtime options given to every method that takes them (top_k, word_limit ...), as
     values or as text to convert to each method's declared type, over the dataset's own
-    (`dataset_options`: MultiHop-RAG runs with `unanswerable` on). `extra_params` gives index extras build
-    parameters other than their defaults (hopgraph.api.question_params), as `hopgraph index` takes them.
+    (evals.datasets.DATASET_OPTIONS: MultiHop-RAG runs with `unanswerable` on). `extra_params` gives index
+    extras build parameters other than their defaults (hopgraph.api.question_params), as `hopgraph index`
+    takes them.
     Re-running with the same `out_dir` resumes: the run name (and so every question's thread id) is the
     one recorded by the first run there; a fresh folder gets a new random suffix so it never picks up
     threads a deleted folder of the same name left in the checkpoint store.
@@ -169,9 +169,7 @@ def evaluate(
     out_dir = Path(out_dir)
     # Graphs and options first: a typo should fail before minutes of loading and indexing, not after.
     compiled = {v.method: build_graph(v.method, settings) for v in variants}
-    contexts = _variant_contexts(
-        variants, compiled, {**dataset_options(dataset, compiled), **(context or {})}
-    )
+    contexts = _variant_contexts(variants, compiled, context or {}, DATASET_OPTIONS.get(dataset, {}))
     benchmark = load_benchmark(dataset, data_path, limit)
     name = index_name(benchmark)
     # one index serves every method of the run: with every extra a method of the run retrieves from, and
