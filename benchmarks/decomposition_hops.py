@@ -31,9 +31,10 @@ from evals.plots import plot_budget_bars
 from evals.runner import evidence_spans
 from evals.stats import bootstrap_ci, paired_difference
 from graphs import decomposition
+from graphs.decomposition.context import QueryDecompositionContext
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.evaluate import index_name
-from nodes.context import QueryDecompositionContext, RetrievalMode
+from nodes.context import RetrievalMode
 from nodes.retrieve import search_evidence
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"

@@ -39,8 +39,9 @@ from evals.datasets import QAExample, load_benchmark
 from evals.metrics import dedupe_spans, hop_prf, multihop_rag_official, recall_at_k
 from evals.runner import evidence_spans
 from hopgraph import Settings, build_graph, index_corpus
-from nodes.state import Evidence, MetadataFilter
+from nodes.state import MetadataFilter
 from stores.documents import Document
+from stores.evidence import Evidence
 from stores.metadata import timestamp
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"

@@ -32,16 +32,18 @@ from rank_bm25 import BM25Okapi
 
 from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan, recall_at_k
+from graphs.chainrag.context import ChainRAGContext
+from graphs.chainrag.steps import ExpandSentences, SeedSentences
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.evaluate import index_name
 from hopgraph.providers import BoundIndexes, HybridReranker, index_store
-from nodes.context import ChainRAGContext, RetrievalContext, RetrievalMode
+from nodes.context import RetrievalContext, RetrievalMode
 from nodes.retrieve import Retrieve
-from nodes.sentence_retrieval import ExpandSentences, SeedSentences
 from stores.bm25 import K1, METHOD, B, tokenize
 from stores.chunking import Chunk
 from stores.index import ChunkIndex, IndexParams
 from stores.protocols import Embedder
+from stores.sentence_graph.extra import SentenceGraphExtra
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
 TOP_K = RetrievalContext.top_k  # NaiveRAG's 5
@@ -146,7 +148,7 @@ def main() -> None:
     print(f"{len(questions)} queries embedded beforehand in {time.perf_counter() - started:.1f} s (untimed)")
     indexes = BoundIndexes(index_store(settings), queries)
     index: ChunkIndex = indexes.open(name)
-    graph = index.extra("sentence_graph")
+    graph = index.extra(SentenceGraphExtra)
     print(f"{index.manifest.chunks:,} chunks, {len(graph):,} sentences")
 
     chunks = index.all_chunks()

@@ -32,7 +32,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, GoldEvidence, QAExample, load_benchmark
+from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, QAExample, load_benchmark
+from evals.gold import GoldEvidence
 from evals.metrics import (
     RetrievedSpan,
     dedupe_spans,

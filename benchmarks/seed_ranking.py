@@ -25,6 +25,7 @@ from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan, recall_within_chars
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.providers import EmbeddingSimilarityReranker, HybridReranker
+from stores.sentence_graph.extra import SentenceGraphExtra
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
 INDEX = "bench-sentence-graph-609"
@@ -45,7 +46,7 @@ def main() -> None:
         build = index_corpus(bench.corpus, INDEX, settings, method="chainrag")
         print(f"index: {build.status}, {time.perf_counter() - started:.0f} s")
     services = services_for(settings)
-    graph = services.indexes.open(args.index or INDEX).extra("sentence_graph")
+    graph = services.indexes.open(args.index or INDEX).extra(SentenceGraphExtra)
     rerankers = {
         "embedding (cosine)": EmbeddingSimilarityReranker(services.embedder),
         "hybrid (cosine + BM25, RRF)": HybridReranker(services.embedder),

@@ -42,10 +42,10 @@ from evals.datasets import DATASETS, QAExample, load_benchmark
 from evals.metrics import hop_prf, macro_by_hop, recall_at_k
 from evals.runner import evidence_spans
 from graphs import treehop
+from graphs.treehop.context import TreeHopContext
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.evaluate import index_name
 from hopgraph.providers import BoundIndexes, index_store
-from nodes.context import TreeHopContext
 from nodes.retrieve import search_evidence
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -12,10 +12,10 @@ from evals.datasets import (
     DATASETS,
     Benchmark,
     DatasetError,
-    GoldEvidence,
     QAExample,
     load_benchmark,
 )
+from evals.gold import GoldEvidence
 from evals.metrics import (
     RetrievedSpan,
     evidence_found,

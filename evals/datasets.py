@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from evals.gold import GoldEvidence
 from evals.metrics import locate_span
 from prompts.demonstrations import DEMONSTRATION_IDS, DEMONSTRATION_QUESTIONS
 from stores.documents import Document
@@ -47,26 +48,6 @@ _SENTENCE_JOINERS = {"hotpotqa": "", "2wikimultihopqa": " "}
 
 class DatasetError(HopgraphError):
     """A benchmark file that cannot be loaded: missing, unreadable, or a record that is malformed."""
-
-
-@dataclass(frozen=True)
-class GoldEvidence:
-    """One gold evidence item, located in the corpus.
-
-    A MultiHop-RAG fact, a HotpotQA / 2Wiki supporting sentence, or a MuSiQue supporting paragraph.
-    `char_start:char_end` is where `text` sits in document `doc_id` (None when it cannot be located).
-    `key_start:key_end`, for a MuSiQue paragraph, is the sentence of it holding its sub-question's answer
-    (None elsewhere, or when the answer is not written in the paragraph): reading that sentence finds the
-    paragraph, as reading half of it does (evals.metrics.evidence_found).
-    """
-
-    doc_id: str
-    title: str
-    text: str
-    char_start: int | None
-    char_end: int | None
-    key_start: int | None = None
-    key_end: int | None = None
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from evals.datasets import GoldEvidence
+from evals.gold import GoldEvidence
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _DROP_PUNCTUATION = str.maketrans("", "", string.punctuation)

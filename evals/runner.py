@@ -34,7 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from evals.datasets import Benchmark, GoldEvidence, QAExample
+from evals.datasets import Benchmark, QAExample
+from evals.gold import GoldEvidence
 from evals.metrics import (
     RetrievedSpan,
     dedupe_spans,

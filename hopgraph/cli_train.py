@@ -12,9 +12,9 @@ import typer
 from rich.console import Console
 
 from evals.datasets import DatasetName
+from graphs.treehop.model import Variant
 from hopgraph.progress import stage_reporter, stages_bar
 from hopgraph.settings import Settings
-from nodes.treehop_model import Variant
 
 console = Console()
 err = Console(stderr=True)
@@ -44,7 +44,8 @@ def treehop_command(
 ) -> None:
     """Train TreeHop's query update for the configured embedder from the dev data (evaluated questions left
     out), printing the held-out loss and Recall@5 per epoch; writes the checkpoint and its record."""
-    from hopgraph.treehop_training import Recipe, train_treehop
+    from graphs.treehop.training import Recipe
+    from hopgraph.treehop_data import train_treehop
 
     if variant not in ("simple", "full"):
         raise typer.BadParameter(f"--variant {variant!r}: use simple or full.")

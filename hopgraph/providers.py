@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
+from graphs.treehop.model import TreeHopUpdate, load_checkpoint
 from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
 from hopgraph.settings import RoleSettings, Settings
 from nodes.edge_judge import LLMEdgeJudge
 from nodes.llm import LLMGateway, ResponseCache, RoleModel
 from nodes.protocols import Reranker
 from nodes.questions import LLMQuestionWriter
-from nodes.treehop_model import TreeHopUpdate, load_checkpoint
 from stores.bm25 import reciprocal_rank_fusion, scores_among, tokenize, top_positive
 from stores.chroma import ChromaServer
 from stores.errors import HopgraphError

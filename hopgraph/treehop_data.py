@@ -1,4 +1,5 @@
-"""TreeHop's training examples, from the dev slices in ../shared/data, never from evaluated questions.
+"""`hopgraph train treehop`: TreeHop's training examples, from the dev slices in ../shared/data, never
+from evaluated questions, handed to `graphs.treehop.training.train`.
 
 Each example is a retrieval path: the question's embedding, then the chunk of each gold evidence document in
 the order the hops should find it (the root first), with negatives for every next hop. Vectors come from an
@@ -24,13 +25,15 @@ reused), so the model learns on exactly the chunk vectors it will search.
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from evals.datasets import DATASETS, Benchmark, DatasetName, QAExample, load_benchmark
+from graphs.treehop.training import HopPath, Progress, Recipe, TrainingData, TrainingRecord, train
 from hopgraph.api import index_corpus, services_for
 from hopgraph.evaluate import index_name
 from hopgraph.settings import Settings
@@ -51,32 +54,6 @@ HELD_OUT_TENTHS = 1
 
 class TrainingDataError(HopgraphError):
     """Training data that cannot be assembled: a missing dataset folder, or too few usable questions."""
-
-
-@dataclass(frozen=True)
-class HopPath:
-    """One training question as a retrieval path: its embedding, its gold chunks in hop order (n >= 2),
-    NEGATIVES negatives for each hop after the first, and its place in the dataset's pool of chunks."""
-
-    dataset: str
-    question: str
-    query: np.ndarray  # (d,)
-    chunks: np.ndarray  # (n, d)
-    negatives: np.ndarray  # (n - 1, NEGATIVES, d)
-    pool_rows: tuple[int, ...]  # each gold chunk's row in the dataset's pool
-    held_out: bool
-
-
-@dataclass
-class TrainingData:
-    """All paths, the pool of chunk vectors of each dataset (Recall@K ranks in it), and what each gave."""
-
-    paths: list[HopPath]
-    pools: dict[str, np.ndarray]
-    counts: dict[str, dict[str, int]]
-
-    def split(self, held_out: bool) -> list[HopPath]:
-        return [path for path in self.paths if path.held_out == held_out]
 
 
 def is_held_out(dataset: str, question: str) -> bool:
@@ -198,3 +175,30 @@ def training_data(
             "hold out a tenth; use more datasets or a larger --limit."
         )
     return data
+
+
+def train_treehop(
+    data_folder: Path,
+    datasets: list[DatasetName],
+    recipe: Recipe,
+    out: Path,
+    settings: Settings,
+    limit: int | None = None,
+    progress: Progress | None = None,
+    report: Callable[[str], None] = print,
+) -> TrainingRecord:
+    """The whole command: assemble the data (building the datasets' indexes if missing), then train."""
+    torch.set_num_threads(1)  # the CPU is shared: minutes on one core, never all of them
+    data = training_data(data_folder, datasets, settings, recipe.seed, limit, progress)
+    for dataset, counts in data.counts.items():
+        report(f"{dataset}: " + ", ".join(f"{name} {value}" for name, value in counts.items()))
+    record = TrainingRecord(
+        command="hopgraph " + " ".join(sys.argv[1:]),
+        data=str(data_folder),
+        datasets=list(datasets),
+        evaluated_questions_excluded={dataset: EVALUATED[dataset] for dataset in datasets},
+        counts=data.counts,
+        train_paths=len(data.split(held_out=False)),
+        held_out_paths=len(data.split(held_out=True)),
+    )
+    return train(data, recipe, out, record, services_for(settings).embedder.name, progress, report)

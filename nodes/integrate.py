@@ -13,13 +13,18 @@ from typing import Protocol
 import numpy as np
 from langgraph.runtime import Runtime
 
-from nodes.context import ChainRAGContext, IntegrationMode, context_of
+from nodes.context import IntegrationMode, context_of
 from nodes.generate import final_answer
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
-from nodes.sentence_retrieval import word_count
-from nodes.state import Evidence, SubQuestionsState
+from nodes.state import SubQuestionsState
 from prompts import answer, integrate
+from stores.evidence import Evidence
+
+
+def word_count(evidence: Sequence[Evidence]) -> int:
+    """Words of the passages' text: what the word limits of ChainRAG and its baseline count."""
+    return sum(len(item["text"].split()) for item in evidence)
 
 
 def rerank(
@@ -49,7 +54,7 @@ def rerank_within(
 
 
 class IntegrationParameters(Protocol):
-    """What integration reads of a run's context (ChainRAGContext, NaiveQDContext)."""
+    """What integration reads of a run's context (ChainRAG's and NaiveRAG w/ QD's)."""
 
     integration: IntegrationMode
     word_limit: int
@@ -68,7 +73,7 @@ class Integrate:
         self,
         llm: LLMGateway,
         reranker: Reranker,
-        context: type[IntegrationParameters] = ChainRAGContext,
+        context: type[IntegrationParameters],
     ) -> None:
         self.llm = llm
         self.reranker = reranker

@@ -1,22 +1,47 @@
-"""Judge: does the gathered evidence suffice to answer the current sub-question? (ChainRAG §3.2)"""
+"""Judge sufficiency: does what was gathered answer the question asked? One Yes / No call.
+
+ChainRAG asks it of a sub-question's gathered sentences (paper 000 §3.2), ReSP's reasoner of its two memory
+queues (paper 001, Table 1 "Judge"); each graph hands over its own prompt and role. The verdict is the
+reply's first word (`prompts.reader.verdict`), so a few tokens hold it. A reply with no clear Yes / No
+counts as No, recorded in `fallbacks`: gathering goes on, and each method's own cap (ChainRAG's word
+limit, ReSP's rounds) still ends it.
+
+Reads what its prompt reads; writes `stop` ("sufficient", or "" to go on), `usage`, `fallbacks`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
 from nodes.llm import LLMGateway
-from nodes.sentence_retrieval import STOP_SUFFICIENT
-from nodes.state import ChainRAGState
 from prompts import reader
+from prompts.echo import EchoGuard
+
+STOP_SUFFICIENT = "sufficient"
 
 
 class JudgeSufficiency:
-    def __init__(self, llm: LLMGateway) -> None:
-        self.llm = llm
+    def __init__(
+        self,
+        llm: LLMGateway,
+        role: str,
+        messages: Callable[[Mapping[str, Any]], list[BaseMessage]],
+        *,
+        max_tokens: int,
+        guard: EchoGuard | None = None,
+    ) -> None:
+        self.llm, self.role, self.messages = llm, role, messages
+        self.max_tokens, self.guard = max_tokens, guard
 
-    def __call__(self, state: ChainRAGState) -> dict:
-        messages = reader.judge_messages(state.get("gathered", []), state["query"], state.get("notes", ""))
-        reply = self.llm.complete("judge", messages, max_tokens=3)
+    def __call__(self, state: Mapping[str, Any]) -> dict:
+        reply = self.llm.complete(
+            self.role, self.messages(state), max_tokens=self.max_tokens, guard=self.guard
+        )
         sufficient = reader.verdict(reply.text)
-        update = {"stop": STOP_SUFFICIENT if sufficient else "", "usage": [reply.usage]}
-        if sufficient is None:  # no Yes/No: keep gathering; the word limit still ends the expansion
-            update["fallbacks"] = [f"judge: no Yes/No in {reply.text.strip()[:40]!r}: taken as No"]
+        update: dict[str, Any] = {"stop": STOP_SUFFICIENT if sufficient else "", "usage": [reply.usage]}
+        if sufficient is None:
+            update["fallbacks"] = [f"judge: no Yes/No in {reply.text.strip()[:60]!r}: taken as No"]
         return update

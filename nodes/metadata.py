@@ -25,7 +25,7 @@ from nodes.protocols import IndexProvider
 from nodes.state import MetadataFilter
 from prompts import metadata as prompt
 from prompts.echo import normalise
-from stores.metadata import METADATA, MetadataInfo
+from stores.metadata import MetadataExtra, MetadataInfo
 
 MAX_TOKENS = 96  # a filter of a few sources and two dates
 # "The Roar | Sports Writers Blog", "FOX News - Health", "Eos: Earth And Space Science News"
@@ -205,7 +205,7 @@ class ExtractMetadata:
 
     def __call__(self, state: dict[str, Any], runtime: Runtime[MetadataFilterContext]) -> dict:
         ctx = context_of(runtime.context, self.context)
-        info: MetadataInfo = self.indexes.open(ctx.index).extra(METADATA.name)
+        info = self.indexes.open(ctx.index).extra(MetadataExtra)
         question = state["question"]
         if not info.filterable:
             return {

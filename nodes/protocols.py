@@ -7,7 +7,6 @@ from typing import Any, Protocol
 import numpy as np
 
 from nodes.llm import LLMGateway
-from nodes.treehop_model import TreeHopUpdate
 from stores.index import ChunkIndex
 from stores.protocols import Embedder
 
@@ -55,8 +54,3 @@ class GraphServices(Protocol):
 
     @property
     def nlp(self) -> Any: ...
-
-    def treehop_model(self, checkpoint: str) -> TreeHopUpdate:
-        """TreeHop's trained query update from `checkpoint` ("" = the configured default), loaded once and
-        checked against the embedder."""
-        ...

@@ -18,7 +18,8 @@ from langgraph.runtime import Runtime
 
 from nodes.context import RetrievalContext, RetrievalMode, context_of
 from nodes.protocols import IndexProvider
-from nodes.state import Evidence, QAState, evidence_from
+from nodes.state import QAState
+from stores.evidence import Evidence, evidence_from
 from stores.index import ChunkIndex
 
 T = TypeVar("T")

@@ -8,39 +8,14 @@ LLM accounting lives in state too, which puts it into every checkpoint and there
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
-from typing import Annotated
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any
 
 # pydantic, and so Studio's input and output forms, cannot read typing.TypedDict on Python 3.11
 from typing_extensions import TypedDict
 
-from stores.documents import Span
+from stores.evidence import Evidence
 from stores.questions import QuestionMatch
-
-
-class Evidence(TypedDict):
-    """One retrieved passage, traceable to the corpus.
-
-    `hop` means the same for every method: the retrieval round that first found the passage, 1 being the
-    first retrieval for the question. Iterative methods (IR-CoT, Iter-RetGen, ReSP, TreeHop) count their
-    rounds. Methods that split the question count a sub-question's retrieval as the round of its 1-based
-    position, whether the sub-questions run one after another (ChainRAG: the seeds and every graph
-    expansion of sub-question i are hop i) or in parallel `Send` branches (query decomposition). Found
-    again later, a passage keeps its smallest hop (`merge_evidence`). Hop-conditioned metrics read it.
-
-    No method needs a separate per-sub-question field yet: where sub-question and round coincide, hop is
-    the grouping (ChainRAG's rewrite step finds an unanswered sub-question's evidence by its hop). A method
-    with several retrieval rounds per sub-question would add one.
-    """
-
-    id: str
-    doc_id: str
-    title: str
-    text: str
-    score: float
-    char_start: int | None
-    char_end: int | None
-    hop: int
 
 
 class LLMUsage(TypedDict):
@@ -63,20 +38,6 @@ class LLMUsage(TypedDict):
     seconds: float
     cache_hits: int
     echoes: int
-
-
-def evidence_from(span: Span, score: float, hop: int) -> Evidence:
-    """Evidence for a retrieved chunk or sentence, keeping its corpus ids and character span."""
-    return Evidence(
-        id=span.id,
-        doc_id=span.doc_id,
-        title=span.title,
-        text=span.text,
-        score=round(float(score), 6),
-        char_start=span.char_start,
-        char_end=span.char_end,
-        hop=hop,
-    )
 
 
 def merge_evidence(existing: list[Evidence], new: list[Evidence]) -> list[Evidence]:
@@ -173,13 +134,6 @@ class MetadataFilterOutput(AnswerOutput, total=False):
     metadata_extractor: str
 
 
-class MultiMetaState(MetadataFilterState, total=False):
-    """Multi-Meta-RAG's state: `gathered` holds the passages the answer reads (the first K' of the reranked
-    candidates), while `evidence` keeps the top_k the retrieval metrics score."""
-
-    gathered: list[Evidence]
-
-
 class SubAnswer(TypedDict):
     """One finished sub-question: as decomposed, as retrieved with (after rewriting), and its answer."""
 
@@ -217,181 +171,6 @@ class SubQuestionCursorState(SubQuestionsState, total=False):
     gathered: list[Evidence]
 
 
-class ChainRAGState(SubQuestionCursorState, total=False):
-    """ChainRAG's cursor over its sub-questions, and its graph expansion: `expansions` counts graph
-    expansions of the current sub-question and `stop` says why gathering ended."""
-
-    expansions: int
-    stop: str
-
-
-class SubQuestionBranch(TypedDict):
-    """What one parallel branch receives through `Send`: its sub-question and its 1-based position, which
-    is also the hop its retrieval records."""
-
-    sub_question: str
-    position: int
-
-
-class BranchAnswer(SubAnswer):
-    """A sub-question answered in a parallel branch, with the position that orders it among the others."""
-
-    position: int
-
-
-def merge_by_position(existing: list[BranchAnswer], new: list[BranchAnswer]) -> list[BranchAnswer]:
-    """Branch answers in position order, whichever branch finished first (one answer per position: a
-    position answered again keeps the newer answer)."""
-    by_position = {answer["position"]: answer for answer in [*existing, *new]}
-    return [by_position[position] for position in sorted(by_position)]
-
-
-class BranchedSubQuestionsState(QAState, total=False):
-    """State of methods that fan out one `Send` branch per sub-question (query decomposition).
-
-    The keys of `SubQuestionsState`, but branches finish in any order, so `solved` is merged by position;
-    evidence from the branches merges by `merge_evidence`, each passage at the smallest hop that found it.
-    """
-
-    sub_questions: list[str]
-    solved: Annotated[list[BranchAnswer], merge_by_position]
-
-
-class IRCoTState(QAState, total=False):
-    """IR-CoT's reasoning trace and loop position.
-
-    `reasoning` is the chain of thought, one sentence per reasoning step, in order: the trace Studio, the
-    streamed updates and `history` show. `rounds` counts retrieval rounds so far (the next one records its
-    paragraphs at hop rounds + 1). `stop` says why reasoning ended: "answer" (a sentence said "answer
-    is"), "cap" (max_iterations reached) or "fallback" (a reply with no usable sentence, see `fallbacks`);
-    empty while it goes on.
-    """
-
-    reasoning: Annotated[list[str], operator.add]
-    rounds: int
-    stop: str
-
-
-class IRCoTOutput(AnswerOutput, total=False):
-    """What an IR-CoT run returns: the answer and its evidence, and the chain of thought behind them."""
-
-    reasoning: list[str]
-
-
-class IterRetGenState(QAState, total=False):
-    """Iter-RetGen's iterations.
-
-    `gathered` is the current iteration's retrieved passages, which its generation reads (that iteration's
-    alone, as the original and FlashRAG do); each is also merged into `evidence` at hop = its iteration.
-    `generations` holds every iteration's answer in order (the trace of how the query evolved; the last is
-    the answer) and `rounds` counts the iterations done. `stop` says why they ended: "iterations" (all T
-    ran) or "converged" (an iteration repeated the one before, so every later one would too).
-    """
-
-    gathered: list[Evidence]
-    generations: Annotated[list[str], operator.add]
-    rounds: int
-    stop: str
-
-
-class IterRetGenOutput(AnswerOutput, total=False):
-    """What an Iter-RetGen run returns: the answer and its evidence, and every iteration's generation."""
-
-    generations: list[str]
-
-
-class PathwayStep(TypedDict):
-    """One entry of ReSP's local pathway memory: a sub-question searched, and what its passages answered.
-
-    `answered` is False when the summarizer said its passages do not answer it (`answer` is then empty);
-    the sub-question stays in the memory either way, so the planner sees every path already taken.
-    """
-
-    sub_question: str
-    answer: str
-    answered: bool
-
-
-class ReSPState(QAState, total=False):
-    """ReSP's two memory queues and its loop position (paper 001 §4).
-
-    `global_memory` is the global evidence memory: per round, the summarizer's passage of what the round's
-    passages say in support of the overarching question, in the order the rounds ran (a round whose summary
-    was unusable adds none, see `fallbacks`). `local_memory` is the local pathway memory: each planned
-    sub-question with its answer or "not answered", from round 2 on (round 1's sub-question is the
-    question itself, which the summarizer does not answer). Together they are everything the reasoner and
-    the generator read, so the trace, Studio and `history` show how the question was decomposed and what
-    the answer rests on.
-
-    `sub_question` is the planned sub-question the next round searches for (empty before the first plan:
-    round 1 searches for the question); `gathered` is the current round's passages, which the summarizer
-    reads and then files into `evidence` at hop = the round; `rounds` counts finished rounds. `stop` says
-    why the loop ended: "sufficient" (the reasoner judged the memories enough), "cap" (max_iterations
-    rounds ran), "repeat" (the planner repeated a searched sub-question twice) or "no_plan" (the planner
-    gave no usable sub-question); empty while it goes on.
-    """
-
-    global_memory: Annotated[list[str], operator.add]
-    local_memory: Annotated[list[PathwayStep], operator.add]
-    sub_question: str
-    gathered: list[Evidence]
-    rounds: int
-    stop: str
-
-
-class ReSPOutput(AnswerOutput, total=False):
-    """What a ReSP run returns: the answer and its evidence, and the two memories the answer was read from."""
-
-    global_memory: list[str]
-    local_memory: list[PathwayStep]
-
-
-class TreeNode(TypedDict):
-    """One chunk the TreeHop search retrieved, as a node of its retrieval tree.
-
-    `id` is the node's path from the root, the 1-based rank of each chunk among its parent query's hits
-    ("2" is hop 1's second hit, "2.4" the fourth hit of the query "2" led to); `parent` is the parent's id
-    ("" for hop 1, whose parent is the question). `score` is the chunk's cosine similarity to its parent's
-    query embedding, the score layer-wise pruning ranks by. `status` says what became of the node:
-    "expanded" (kept, and its updated query searched the next hop), "last_hop" (kept; the search ended),
-    "redundant" (the chunk was already in the tree, so neither kept again nor expanded) or "layer_top_k"
-    (not among the K best new chunks of its hop).
-    """
-
-    id: str
-    parent: str
-    hop: int
-    chunk_id: str
-    title: str
-    score: float
-    status: str
-
-
-class Branch(TypedDict):
-    """A query embedding waiting to search the next hop: the tree node it came from ("" = the question)."""
-
-    node: str
-    vector: list[float]
-
-
-class TreeHopState(QAState, total=False):
-    """TreeHop's search: the retrieval tree, every node with its score and what ended it (`tree`, in the
-    order the hops built it), the queries the next hop searches (`frontier`), the hops done (`rounds`),
-    and the passages the answer reads (`gathered`: the kept chunks, ordered and cut as the context says).
-    Kept chunks join `evidence` at their hop."""
-
-    tree: Annotated[list[TreeNode], operator.add]
-    frontier: list[Branch]
-    rounds: int
-    gathered: list[Evidence]
-
-
-class TreeHopOutput(AnswerOutput, total=False):
-    """What a TreeHop run returns: the answer and its evidence, and the retrieval tree behind them."""
-
-    tree: list[TreeNode]
-
-
 class QuestionHit(TypedDict):
     """A stored hypothetical question that a search matched (QuOTE's entries; BiQOG's seed questions).
 
@@ -417,41 +196,22 @@ def question_hits(matches: Iterable[QuestionMatch], hop: int) -> list[QuestionHi
     ]
 
 
-class QuoteState(QAState, total=False):
-    """QuOTE's retrieval trace: `question_hits` are the matched questions of the chunks it kept, best first
-    (several per chunk when several of a chunk's questions matched), so the trace shows why each chunk
-    was retrieved."""
+class QuestionHitsState(QAState, total=False):
+    """State of methods that retrieve through stored questions (QuOTE, BiQOG): `question_hits` are the
+    matched questions of the chunks kept, best first (several per chunk when several of a chunk's questions
+    matched), so the trace shows why each chunk was retrieved."""
 
     question_hits: list[QuestionHit]
 
 
-class QuoteOutput(AnswerOutput, total=False):
-    """What a QuOTE run returns: the answer and its evidence, and the questions that retrieved it."""
+class QuestionHitsOutput(AnswerOutput, total=False):
+    """What a run through stored questions returns: the answer and its evidence, and the questions that
+    retrieved it."""
 
     question_hits: list[QuestionHit]
 
 
-class TraversalHop(TypedDict):
-    """One hop of BiQOG's traversal: the questions it started from (their texts), the chunks adjacent to
-    them that no earlier hop collected (ids, reranked, best first), and the `width` of those it kept, whose
-    questions the next hop starts from."""
-
-    hop: int
-    questions: list[str]
-    chunks: list[str]
-    kept: list[str]
-
-
-class BiqogState(QuoteState, total=False):
-    """BiQOG's retrieval trace: `question_hits` are the seed questions (hop 1) and `traversal` the path from
-    them, hop by hop (chunks collected and kept, the questions moved to). `ranked` is the final rerank's top
-    k, best first, which the reader reads (`evidence` holds the same passages in hop order)."""
-
-    traversal: list[TraversalHop]
-    ranked: list[Evidence]
-
-
-class BiqogOutput(QuoteOutput, total=False):
-    """What a BiQOG run returns: the answer and its evidence, the seed questions and the traversal."""
-
-    traversal: list[TraversalHop]
+def next_round(state: Mapping[str, Any]) -> int:
+    """The 1-based number of the retrieval round about to run, from the `rounds` finished so far: the hop
+    its passages record (IR-CoT, Iter-RetGen, ReSP, TreeHop count rounds this way)."""
+    return int(state.get("rounds", 0)) + 1

@@ -3,9 +3,11 @@ each sub-question up as decomposed, answer it from its gathered evidence, file i
 
 from __future__ import annotations
 
+from typing import Literal, Protocol
+
 from langgraph.runtime import Runtime
 
-from nodes.context import DecompositionContext, NaiveQDContext, RetrievalContext, context_of
+from nodes.context import DecompositionContext, RetrievalContext, context_of
 from nodes.decompose import Decompose
 from nodes.llm import LLMGateway
 from nodes.state import QAState, SubAnswer, SubQuestionCursorState
@@ -21,6 +23,12 @@ class DecomposeInTurn(Decompose):
         return {**super().__call__(state, runtime), "step": 0}
 
 
+class EarlierAnswersSwitch(Protocol):
+    """What `NextSubQuestion` reads of a run's context."""
+
+    earlier_answers: bool
+
+
 class NextSubQuestion:
     """Put the current sub-question up exactly as decomposed, never rewritten: that is NaiveRAG w/ QD, whose
     sub-question with a pronoun is retrieved with the pronoun (ChainRAG's "lost in retrieval").
@@ -30,8 +38,11 @@ class NextSubQuestion:
     reader's prompt is the plain passages-and-question one.
     """
 
-    def __call__(self, state: SubQuestionCursorState, runtime: Runtime[NaiveQDContext]) -> dict:
-        ctx = context_of(runtime.context, NaiveQDContext)
+    def __init__(self, context: type[EarlierAnswersSwitch]) -> None:
+        self.context = context
+
+    def __call__(self, state: SubQuestionCursorState, runtime: Runtime[EarlierAnswersSwitch]) -> dict:
+        ctx = context_of(runtime.context, self.context)
         solved = state.get("solved", []) if ctx.earlier_answers else []
         notes = "\n".join(f"On '{sub['question']}': {sub['answer']}" for sub in solved if sub["answered"])
         return {"query": state["sub_questions"][state.get("step", 0)], "notes": notes}
@@ -61,3 +72,14 @@ class AnswerSubQuestion:
             answered=not answer.is_refusal(text),
         )
         return {"solved": [solved], "evidence": gathered, "step": step + 1, "usage": [reply.usage]}
+
+
+def current_position(state: SubQuestionCursorState) -> int:
+    """The current sub-question's 1-based position: the hop its retrieval records."""
+    return state.get("step", 0) + 1
+
+
+def after_sub_answer(state: SubQuestionCursorState) -> Literal["prepare", "integrate"]:
+    """Router after `AnswerSubQuestion`: the next sub-question's `prepare` node while any remain, else the
+    graph's `integrate` node."""
+    return "prepare" if state["step"] < len(state["sub_questions"]) else "integrate"

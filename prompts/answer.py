@@ -19,9 +19,9 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from nodes.state import Evidence
 from prompts.echo import EchoGuard, normalise
 from prompts.passages import format_passages
+from stores.evidence import Evidence
 
 SYSTEM = (
     "You answer questions from the passages you are given. Combine facts across passages when the "

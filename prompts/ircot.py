@@ -27,9 +27,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from nodes.state import Evidence
 from prompts.demonstrations import Demonstration
 from prompts.echo import EchoGuard, normalise
+from stores.evidence import Evidence
 
 SYSTEM = (
     "You answer a question by reasoning over the paragraphs given with it, one short sentence per step. "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nodes.state import Evidence
+from stores.evidence import Evidence
 
 
 def format_passages(evidence: Sequence[Evidence]) -> str:

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from nodes.state import Evidence
 from prompts.answer import CUE, INSTRUCTION, UNANSWERABLE, UNANSWERABLE_INSTRUCTION
 from prompts.echo import EchoGuard, normalise
 from prompts.passages import format_passages
+from stores.evidence import Evidence
 
 SYSTEM = "You read numbered passages and answer about them. Use only what the passages say."
 

@@ -22,8 +22,23 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from nodes.state import PathwayStep
+# pydantic, and so Studio's input and output forms, cannot read typing.TypedDict on Python 3.11
+from typing_extensions import TypedDict
+
 from prompts.echo import EchoGuard, normalise
+
+
+class PathwayStep(TypedDict):
+    """One entry of ReSP's local pathway memory: a sub-question searched, and what its passages answered.
+
+    `answered` is False when the summarizer said its passages do not answer it (`answer` is then empty);
+    the sub-question stays in the memory either way, so the planner sees every path already taken.
+    """
+
+    sub_question: str
+    answer: str
+    answered: bool
+
 
 SYSTEM = (
     "You work on a question in steps, with what a search has found so far. Rely only on the known "

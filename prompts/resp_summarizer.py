@@ -34,10 +34,10 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from nodes.state import Evidence
 from prompts.echo import EchoGuard, normalise
 from prompts.ircot import sentences
 from prompts.passages import format_passages
+from stores.evidence import Evidence
 
 SYSTEM = (
     "You condense retrieved passages for a search that answers a question in steps. Use only what the "

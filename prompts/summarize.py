@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from nodes.state import Evidence
 from prompts.echo import EchoGuard
 from prompts.passages import format_passages
 from prompts.reader import SYSTEM  # the readers' system text: a summary call reuses their cached prefix
+from stores.evidence import Evidence
 
 INSTRUCTION = (
     "Summarise, in at most three sentences, what these passages say that bears on the question. "

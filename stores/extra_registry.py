@@ -11,12 +11,12 @@ from stores.question_graph import QUESTION_GRAPH
 from stores.questions import QUESTIONS
 from stores.sentence_graph import SENTENCE_GRAPH
 
-EXTRAS: dict[str, Extra[Any, Any]] = {
+EXTRAS: dict[str, Extra[Any, Any, Any]] = {
     extra.name: extra for extra in (SENTENCE_GRAPH, METADATA, QUESTIONS, QUESTION_GRAPH)
 }
 
 
-def extra_named(name: str) -> Extra[Any, Any]:
+def extra_named(name: str) -> Extra[Any, Any, Any]:
     """The extra registered as `name`; an error naming the known ones otherwise."""
     try:
         return EXTRAS[name]
@@ -25,9 +25,9 @@ def extra_named(name: str) -> Extra[Any, Any]:
         raise UnknownExtraError(f"Unknown index extra {name!r}; known extras: {known}.") from None
 
 
-def in_build_order(names: Iterable[str]) -> list[Extra[Any, Any]]:
+def in_build_order(names: Iterable[str]) -> list[Extra[Any, Any, Any]]:
     """The named extras and every extra they depend on, each after its dependencies (otherwise by name)."""
-    ordered: list[Extra[Any, Any]] = []
+    ordered: list[Extra[Any, Any, Any]] = []
 
     def visit(name: str, needed_by: tuple[str, ...]) -> None:
         if name in needed_by:

@@ -49,6 +49,7 @@ class ExtraInfo(Protocol):
 
 ParamsT = TypeVar("ParamsT")
 InfoT = TypeVar("InfoT", bound=ExtraInfo)
+ReaderT = TypeVar("ReaderT")
 
 
 class UnknownExtraError(HopgraphError):
@@ -90,8 +91,11 @@ class ExtraSource(Generic[InfoT]):
     dependencies: Mapping[str, Any]
 
 
-class Extra(ABC, Generic[ParamsT, InfoT]):
-    """The declaration of one kind of extra (see the module docstring); one instance is registered."""
+class Extra(ABC, Generic[ParamsT, InfoT, ReaderT]):
+    """The declaration of one kind of extra (see the module docstring); one instance is registered.
+
+    `ReaderT` is what queries read it through (`open`'s result): `ChunkIndex.extra(TheExtraClass)` returns
+    that type, so a caller never casts an untyped lookup."""
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -117,7 +121,7 @@ class Extra(ABC, Generic[ParamsT, InfoT]):
         """Build into `job.directory` (and the build's Chroma database); returns (info, resumed)."""
 
     @abstractmethod
-    def open(self, source: ExtraSource[InfoT]) -> Any:
+    def open(self, source: ExtraSource[InfoT]) -> ReaderT:
         """The object queries use."""
 
     @abstractmethod

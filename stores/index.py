@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 
@@ -58,6 +58,7 @@ _INCOMPLETE = ".incomplete"
 _MANIFEST = "manifest.json"
 _BM25 = "bm25.json.gz"
 _CHUNK_FIELDS = ("doc_id", "title", "position", "char_start", "char_end")
+ReaderT = TypeVar("ReaderT")
 
 
 @dataclass
@@ -255,8 +256,18 @@ class ChunkIndex:
             raise KeyError(f"index {self.manifest.name!r} has no chunk(s) {missing[:5]}")
         return [self._row[chunk_id] for chunk_id in ids]
 
-    def extra(self, name: str) -> Any:
-        """The extra `name` of this build (stores.extras), opened on first use, then shared by all callers."""
+    @overload
+    def extra(self, kind: type[Extra[Any, Any, ReaderT]]) -> ReaderT: ...
+
+    @overload
+    def extra(self, kind: str) -> Any: ...
+
+    def extra(self, kind: type[Extra[Any, Any, Any]] | str) -> Any:
+        """The extra of this build (stores.extras), opened on first use, then shared by all callers.
+
+        Asked by its class (`index.extra(SentenceGraphExtra)`), the result is that extra's typed reader;
+        by its registered name (from the command line), it is whatever the extra opens."""
+        name = kind if isinstance(kind, str) else kind.name
         extra = extra_named(name)
         if name not in self.manifest.extras:
             index = self.manifest.name
@@ -553,7 +564,7 @@ class IndexStore:
         return len(present)
 
     def _copy_chunk_part(
-        self, name: str, source: Manifest, build_id: str, kept: list[Extra[Any, Any]]
+        self, name: str, source: Manifest, build_id: str, kept: list[Extra[Any, Any, Any]]
     ) -> None:
         """Copy the chunk part of the complete build `source` (Chroma collections and BM25 file) into build
         `build_id`, with the extras in `kept` (their folders and collections) and without any other extra's
@@ -577,8 +588,8 @@ class IndexStore:
         build_dir: Path,
         docs: list[Document],
         embedder: Embedder,
-        wanted: list[tuple[Extra[Any, Any], Any]],
-        kept: set[Extra[Any, Any]],
+        wanted: list[tuple[Extra[Any, Any, Any], Any]],
+        kept: set[Extra[Any, Any, Any]],
         models: Mapping[str, Any],
         report: Progress,
     ) -> tuple[dict[str, Any], bool]:
@@ -837,17 +848,19 @@ def _build_id(digest: str, model: str, params: IndexParams, extra_keys: list[Any
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def _name_of(item: tuple[Extra[Any, Any], Any]) -> str:
+def _name_of(item: tuple[Extra[Any, Any, Any], Any]) -> str:
     """Extras' keys enter the build id in name order, whatever order they were asked or built in."""
     return item[0].name
 
 
-def _extra_keys(wanted: list[tuple[Extra[Any, Any], Any]], models: Mapping[str, Any]) -> list[Any]:
+def _extra_keys(wanted: list[tuple[Extra[Any, Any, Any], Any]], models: Mapping[str, Any]) -> list[Any]:
     """The wanted extras' keys in name order: their part of the build id."""
     return [extra.key(extra_params, models) for extra, extra_params in sorted(wanted, key=_name_of)]
 
 
-def _wanted_extras(asked: Mapping[str, Any], models: Mapping[str, Any]) -> list[tuple[Extra[Any, Any], Any]]:
+def _wanted_extras(
+    asked: Mapping[str, Any], models: Mapping[str, Any]
+) -> list[tuple[Extra[Any, Any, Any], Any]]:
     """The asked extras and those they depend on, in build order, each with its parameters; an unknown
     name or a missing model is an error here, before any work."""
     wanted = []
@@ -863,11 +876,11 @@ def _wanted_extras(asked: Mapping[str, Any], models: Mapping[str, Any]) -> list[
 
 
 def _kept_extras(
-    source: Manifest | None, wanted: list[tuple[Extra[Any, Any], Any]], models: Mapping[str, Any]
-) -> set[Extra[Any, Any]]:
+    source: Manifest | None, wanted: list[tuple[Extra[Any, Any, Any], Any]], models: Mapping[str, Any]
+) -> set[Extra[Any, Any, Any]]:
     """The wanted extras that the build `source`, whose chunk part is copied, holds exactly as this build
     would make them: same parameters, same models, and every extra they depend on kept too."""
-    kept: set[Extra[Any, Any]] = set()
+    kept: set[Extra[Any, Any, Any]] = set()
     if source is None:
         return kept
     for extra, params in wanted:
@@ -883,7 +896,7 @@ def _kept_extras(
 
 
 def _open_extra(
-    extra: Extra[Any, Any],
+    extra: Extra[Any, Any, Any],
     infos: Mapping[str, Any],
     build_dir: Path,
     embedder: Embedder,

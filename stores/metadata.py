@@ -108,7 +108,7 @@ def describe(chunks: Sequence[Chunk], params: MetadataParams) -> tuple[MetadataI
     return info, stamps
 
 
-class MetadataExtra(Extra[MetadataParams, MetadataInfo]):
+class MetadataExtra(Extra[MetadataParams, MetadataInfo, MetadataInfo]):
     """Numeric dates on the chunks and the manifest's record of sources and fields (module docstring)."""
 
     name = "metadata"

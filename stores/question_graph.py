@@ -300,7 +300,7 @@ class QuestionGraph:
         return self._question_texts[self._question_row[entry_id]]
 
 
-class QuestionGraphExtra(Extra[QuestionGraphParams, QuestionGraphInfo]):
+class QuestionGraphExtra(Extra[QuestionGraphParams, QuestionGraphInfo, QuestionGraph]):
     """BiQOG's bipartite question-chunk graph (module docstring)."""
 
     name = "question_graph"

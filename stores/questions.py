@@ -319,7 +319,7 @@ class QuestionStore:
         return questions, vectors
 
 
-class QuestionsExtra(Extra[QuestionParams, QuestionsInfo]):
+class QuestionsExtra(Extra[QuestionParams, QuestionsInfo, QuestionStore]):
     """Hypothetical questions per chunk, embedded alone and with their chunk (module docstring)."""
 
     name = "questions"

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from nodes.context import ChainRAGContext, RetrievalContext
+from graphs.chainrag.context import ChainRAGContext
+from graphs.chainrag.steps import JudgeGathered
+from nodes.context import RetrievalContext
 from nodes.generate import Generate
 from nodes.integrate import Integrate
-from nodes.judge import JudgeSufficiency
-from nodes.state import Evidence
 from prompts import answer, decompose, integrate, metadata, reader, rewrite, summarize
 from prompts.echo import EchoGuard
+from stores.evidence import Evidence
 from tests.scripted import scripted_gateway
 
 
@@ -215,7 +216,7 @@ def test_ansint_refusal_is_answered_from_the_contexts() -> None:
         "evidence": EVIDENCE,
         "solved": [{"asked": "q", "question": "q", "answer": "Insufficient information.", "answered": False}],
     }
-    out = Integrate(gateway, FirstIsBest())(state, Runtime(ChainRAGContext(word_limit=300)))
+    out = Integrate(gateway, FirstIsBest(), ChainRAGContext)(state, Runtime(ChainRAGContext(word_limit=300)))
     assert (out["answer"], out["answer_outcome"]) == ("1889", "answered")
     assert out["fallbacks"] == ["integrate: the sub-answers gave no answer; answered from the contexts"]
     assert "Passages:" in model.prompts[1] and len(out["usage"]) == 2
@@ -265,6 +266,6 @@ def test_judge_verdicts(reply: str, verdict: bool | None) -> None:
 
 def test_a_judge_reply_without_yes_or_no_is_taken_as_no_and_recorded() -> None:
     gateway, _ = scripted_gateway(lambda prompt: "The passages")
-    out = JudgeSufficiency(gateway)({"question": QUESTION, "query": QUESTION, "gathered": EVIDENCE})
+    out = JudgeGathered(gateway)({"question": QUESTION, "query": QUESTION, "gathered": EVIDENCE})
     assert out["stop"] == ""
     assert out["fallbacks"] == ["judge: no Yes/No in 'The passages': taken as No"]

@@ -15,13 +15,13 @@ from evals.datasets import load_benchmark
 from evals.metrics import multihop_rag_official
 from evals.runner import ranked_evidence, read_records
 from graphs import biqog
+from graphs.biqog.context import BiqogContext
+from graphs.biqog.steps import traverse
 from graphs.registry import extras_for
 from hopgraph import Settings
 from hopgraph.api import methods, services_for
 from hopgraph.cli import app
 from hopgraph.evaluate import index_name
-from nodes.biqog import traverse
-from nodes.context import BiqogContext
 from stores.extras import ExtraMissingError
 from stores.index import IndexStore
 from stores.question_graph import (

@@ -18,7 +18,14 @@ from nodes.llm import LLMGateway, RoleModel
 from nodes.questions import LLMQuestionWriter
 from prompts import edge_judge
 from stores.index import IndexStore
-from stores.question_graph import GRAPH_FILE, JOURNAL, QUESTION_GRAPH, QuestionGraphParams, read_judgements
+from stores.question_graph import (
+    GRAPH_FILE,
+    JOURNAL,
+    QUESTION_GRAPH,
+    QuestionGraphExtra,
+    QuestionGraphParams,
+    read_judgements,
+)
 from stores.questions import QUESTIONS, QuestionParams
 from tests.embedders import minilm as new_minilm
 from tests.scripted import ScriptedChatModel, field_of, killed_run, scripted_gateway, scripted_questions
@@ -124,7 +131,7 @@ def test_each_question_is_judged_against_its_chunk_and_its_nearest_and_only_yes_
     assert info.judge.startswith("scripted|edge-judge-")
 
     journal = read_judgements(store.root / "tiny" / "current" / "question_graph" / JOURNAL)
-    graph = index.extra(QUESTION_GRAPH.name)
+    graph = index.extra(QuestionGraphExtra)
     unsure = {chunk_id for chunk_id, chunk in chunks.items() if chunk.title == UNSURE_TITLE}
     assert info.verdicts == {
         "yes": sum(record.verdict == "yes" for record in journal.values()),
@@ -209,7 +216,7 @@ def test_no_questions_kept_makes_an_empty_graph_not_an_error(tmp_path: Path, min
     info = build(store, minilm, models, DOCS).manifest.extras[QUESTION_GRAPH.name]
     assert (info.questions, info.pairs, info.edges) == (0, 0, 0)
     assert not any(is_judge_call(prompt) for prompt in model.prompts)
-    assert store.open("tiny", minilm).extra(QUESTION_GRAPH.name).chunks_of([]) == []
+    assert store.open("tiny", minilm).extra(QuestionGraphExtra).chunks_of([]) == []
 
 
 def test_a_remote_judge_works_concurrently_and_an_in_process_one_serially(

@@ -10,11 +10,12 @@ import pytest
 from langgraph.runtime import Runtime
 
 from graphs import chainrag
+from graphs.chainrag.context import ChainRAGContext
+from graphs.chainrag.steps import ExpandSentences, word_count
 from hopgraph import Settings, build_graph, index_corpus, services_for
 from hopgraph.providers import EmbeddingSimilarityReranker
-from nodes.context import ChainRAGContext
-from nodes.sentence_retrieval import ExpandSentences, word_count
-from nodes.state import evidence_from
+from stores.evidence import evidence_from
+from stores.sentence_graph.extra import SentenceGraphExtra
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 from tests.test_naive_local import GOLD_TITLES, QUESTION
 
@@ -144,7 +145,7 @@ def test_expansion_adds_the_best_first_neighbours_that_fit_the_word_limit(
 ) -> None:
     """The longest run of neighbours, most similar to the query first, whose words still fit."""
     services = services_for(settings)
-    graph = services.indexes.open(jaws_index).extra("sentence_graph")
+    graph = services.indexes.open(jaws_index).extra(SentenceGraphExtra)
     query = "Who composed the score of Jaws?"
     gathered = [
         evidence_from(seed, 1.0, 1) for seed in graph.spans([i for i, _ in graph.candidates(query, 2)])
@@ -163,7 +164,7 @@ def test_expansion_adds_the_best_first_neighbours_that_fit_the_word_limit(
 
 
 def test_edge_ablations_restrict_expansion_to_the_enabled_kinds(settings: Settings, jaws_index: str) -> None:
-    graph = services_for(settings).indexes.open(jaws_index).extra("sentence_graph")
+    graph = services_for(settings).indexes.open(jaws_index).extra(SentenceGraphExtra)
     for kinds in (
         {"sa_edges": True, "ec_edges": False, "ss_edges": False},
         {"sa_edges": False, "ec_edges": False, "ss_edges": True},

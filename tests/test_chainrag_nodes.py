@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from langgraph.runtime import Runtime
 
-from nodes.context import ChainRAGContext
+from graphs.chainrag.context import ChainRAGContext
+from graphs.chainrag.steps import JudgeGathered, PrepareSubQuestion, needs_rewrite
 from nodes.decompose import Decompose
 from nodes.integrate import Integrate, rerank
-from nodes.judge import JudgeSufficiency
-from nodes.rewrite import PrepareSubQuestion, needs_rewrite
-from nodes.state import Evidence, SubAnswer
+from nodes.state import SubAnswer
 from nodes.subanswer import DecomposeInTurn
+from stores.evidence import Evidence
 from tests.scripted import scripted_gateway
 
 
@@ -117,7 +117,7 @@ def test_rewriting_can_be_ablated_and_is_skipped_without_a_reference() -> None:
 def test_the_judge_reads_yes_or_no(reply: str, stop: str) -> None:
     llm, model = scripted_gateway(lambda p: reply)
     state = {"query": "Who directed Jaws?", "gathered": [evidence(1, "Jaws was directed by Spielberg.")]}
-    assert JudgeSufficiency(llm)(state)["stop"] == stop
+    assert JudgeGathered(llm)(state)["stop"] == stop
     assert model.prompts[0].index("Jaws was directed") < model.prompts[0].index(
         "Question: Who directed Jaws?"
     )
@@ -138,7 +138,9 @@ def solved_state() -> dict:
 
 def test_answer_integration_uses_only_sub_questions_and_answers() -> None:
     llm, model = scripted_gateway(lambda p: "Cincinnati\nextra line")
-    update = Integrate(llm, LengthReranker())(solved_state(), Runtime(context=ChainRAGContext()))
+    update = Integrate(llm, LengthReranker(), ChainRAGContext)(
+        solved_state(), Runtime(context=ChainRAGContext())
+    )
     assert update["answer"] == "Cincinnati"
     assert "2. Where was Steven Spielberg born? -> Cincinnati" in model.prompts[0]
     assert "Cincinnati, Ohio" not in model.prompts[0]
@@ -147,7 +149,7 @@ def test_answer_integration_uses_only_sub_questions_and_answers() -> None:
 def test_context_integration_reranks_deduplicated_evidence_within_the_word_limit() -> None:
     llm, model = scripted_gateway(lambda p: "Cincinnati")
     ctx = ChainRAGContext(integration="contexts", word_limit=7)
-    Integrate(llm, LengthReranker())(solved_state(), Runtime(context=ctx))
+    Integrate(llm, LengthReranker(), ChainRAGContext)(solved_state(), Runtime(context=ctx))
     prompt = model.prompts[0]
     assert "[1] T\na much longer sentence about Cincinnati, Ohio" in prompt  # best first
     assert "T\nshort" not in prompt  # over the 7-word limit once the first passage is in

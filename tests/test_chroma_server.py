@@ -35,6 +35,7 @@ from stores.chroma import ChromaServer, ChromaUnreachableError
 from stores.documents import Document, load_corpus
 from stores.index import EMBED_BATCH, IndexParams, IndexStore
 from stores.sentence_graph import SentenceGraphParams
+from stores.sentence_graph.extra import SentenceGraphExtra
 
 pytestmark = [pytest.mark.server, pytest.mark.timeout(900)]
 
@@ -136,7 +137,7 @@ def test_an_extra_on_a_server_copies_the_chunks_and_its_own_collection_goes_with
         f"bio--{graph.build_id}--sentences": 4,
     }
     assert counting.texts == 4  # the sentences only
-    assert store.open("bio", minilm).extra("sentence_graph") is not None
+    assert store.open("bio", minilm).extra(SentenceGraphExtra) is not None
 
     again = store.build("bio", docs, counting).manifest  # back to chunks only: the copy leaves sentences out
     assert again.build_id == plain.build_id

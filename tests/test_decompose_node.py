@@ -13,12 +13,10 @@ from typing import Any
 import pytest
 from langgraph.runtime import Runtime
 
-from nodes.context import (
-    ChainRAGContext,
-    DecompositionContext,
-    NaiveQDContext,
-    QueryDecompositionContext,
-)
+from graphs.chainrag.context import ChainRAGContext
+from graphs.decomposition.context import QueryDecompositionContext
+from graphs.naive_qd.context import NaiveQDContext
+from nodes.context import DecompositionContext
 from nodes.decompose import Decompose
 from prompts import decompose
 from tests.scripted import ScriptedChatModel, scripted_gateway

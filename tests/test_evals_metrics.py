@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.datasets import GoldEvidence
+from evals.gold import GoldEvidence
 from evals.metrics import (
     RetrievedSpan,
     dedupe_spans,

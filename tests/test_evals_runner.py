@@ -23,7 +23,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from evals.datasets import Benchmark, GoldEvidence, QAExample
+from evals.datasets import Benchmark, QAExample
+from evals.gold import GoldEvidence
 from evals.report import write_report
 from evals.runner import (
     MethodScore,
@@ -39,8 +40,9 @@ from evals.runner import (
 )
 from evals.steps import thread_steps
 from nodes.context import MetadataFilterContext, RetrievalContext
-from nodes.state import AnswerOutput, Evidence, LLMUsage, QAState, QuestionInput
+from nodes.state import AnswerOutput, LLMUsage, QAState, QuestionInput
 from stores.documents import Document
+from stores.evidence import Evidence
 
 DOCS = {
     "d1": "Paris is the capital of France. It lies on the Seine river.",

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from graphs import iter_retgen, naive
-from nodes.context import IterRetGenContext
+from graphs.iter_retgen.context import IterRetGenContext
 from nodes.retrieve import search_evidence
-from nodes.state import Evidence
 from prompts import answer
+from stores.evidence import Evidence
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 from tests.test_naive_local import QUESTION
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from evals.metrics import exact_match
+from graphs.iter_retgen.steps import joined_query
 from hopgraph import Settings, build_graph
-from nodes.iterate import joined_query
 from tests.test_naive_local import QUESTION
 
 

@@ -15,7 +15,7 @@ from nodes.context import MetadataFilterContext
 from nodes.metadata import ExtractMetadata, SourceNames, check, parse_day, where_clause
 from nodes.state import MetadataFilter
 from prompts import metadata as prompt
-from stores.metadata import MetadataInfo, MetadataParams, timestamp
+from stores.metadata import MetadataExtra, MetadataInfo, MetadataParams, timestamp
 from tests.scripted import scripted_gateway
 
 # Real MultiHop-RAG source names, chosen for their shapes: a leading "The", one word, sections after " - "
@@ -186,8 +186,8 @@ class MetadataOnlyIndexes:
         info = self.info
 
         class Index:
-            def extra(self, extra: str) -> MetadataInfo:
-                assert extra == "metadata"
+            def extra(self, extra: type[MetadataExtra]) -> MetadataInfo:
+                assert extra is MetadataExtra
                 return info
 
         return Index()

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from graphs import multimeta, naive
+from graphs.multimeta.context import MultiMetaContext
 from hopgraph import Settings, index_corpus
 from hopgraph.cli import SAMPLE_CORPUS
-from nodes.context import MultiMetaContext
 from nodes.integrate import rerank
 from nodes.retrieve import search_evidence
 from prompts import answer
 from stores.documents import Document
 from stores.extras import ExtraMissingError
-from stores.metadata import timestamp
+from stores.metadata import MetadataExtra, timestamp
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 from tests.test_naive_local import QUESTION
 
@@ -77,7 +77,7 @@ def test_the_extra_stores_numeric_dates_and_records_sources_and_fields(
     services: Any, meta_index: str
 ) -> None:
     index = services.indexes.open(meta_index)
-    info = index.extra("metadata")
+    info = index.extra(MetadataExtra)
     assert info.sources == [
         "Engadget",
         "Sporting News",

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from graphs import naive_qd
-from nodes.state import Evidence
 from prompts import answer, reader
+from stores.evidence import Evidence
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 
 QUESTION = "Which electric pickup did TechCrunch write about, and is it deadly for pedestrians?"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from graphs.chainrag.context import ChainRAGContext
 from hopgraph import Settings, build_graph
 from hopgraph.evaluate import _variant_contexts
 from hopgraph.options import parse_assignments, parse_methods, typed_options
 from hopgraph.providers import ConfigError
-from nodes.context import ChainRAGContext
 
 
 def test_variants_name_a_method_and_the_parameters_they_fix() -> None:

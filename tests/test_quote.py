@@ -16,16 +16,24 @@ import pytest
 from typer.testing import CliRunner
 
 from graphs import quote
+from graphs.quote.context import QuoteContext
 from hopgraph import Settings
 from hopgraph.api import question_cost, services_for
 from hopgraph.cli import app
-from nodes.context import QuoteContext
 from nodes.llm import LLMGateway, ProviderError, RoleModel
 from nodes.questions import LLMQuestionWriter
 from stores.documents import Document
 from stores.extras import ExtraMissingError
 from stores.index import IndexParams, IndexStore
-from stores.questions import JOURNAL, QUESTIONS, QuestionJournal, QuestionParams, WrittenChunk, read_journal
+from stores.questions import (
+    JOURNAL,
+    QUESTIONS,
+    QuestionJournal,
+    QuestionParams,
+    QuestionsExtra,
+    WrittenChunk,
+    read_journal,
+)
 from tests.embedders import minilm as new_minilm
 from tests.scripted import (
     ScriptedChatModel,
@@ -158,7 +166,7 @@ def test_an_entry_is_its_question_embedded_with_its_chunk(
     chunk = index.all_chunks()[0]
     question = read_journal(store.root / "tiny" / "current" / "questions" / JOURNAL)[chunk.id].questions[0]
     vector = minilm.embed([f"{question}\n{chunk.indexed_text}"])[0]
-    best = index.extra(QUESTIONS.name).nearest_entries(vector, 1)[0]
+    best = index.extra(QuestionsExtra).nearest_entries(vector, 1)[0]
     assert (best.chunk_id, best.question, best.number) == (chunk.id, question, 0)
     assert best.score == pytest.approx(1.0, abs=1e-4)
 

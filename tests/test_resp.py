@@ -13,14 +13,14 @@ import pytest
 
 from graphs import resp
 from graphs.registry import METHODS
+from graphs.resp.context import ReSPContext
 from hopgraph import Settings, build_graph
 from hopgraph.api import methods
-from nodes.context import ReSPContext
 from nodes.llm import LLMGateway, RoleModel
 from nodes.retrieve import search_evidence
-from nodes.state import Evidence
 from prompts import answer, reader, resp_generator, resp_reasoner, resp_summarizer
 from prompts.echo import NUDGE
+from stores.evidence import Evidence
 from tests.conftest import REPO
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 from tests.test_naive_local import QUESTION
@@ -478,7 +478,6 @@ def test_a_run_without_context_retrieves_with_resps_own_defaults(services: Any, 
 def test_resp_is_registered_everywhere(settings: Settings) -> None:
     assert "resp" in METHODS and "resp" in methods()
     assert json.loads((REPO / "langgraph.json").read_text())["graphs"]["resp"] == "./hopgraph/studio.py:resp"
-    assert 'resp = build_graph("resp"' in (REPO / "hopgraph" / "studio.py").read_text()
     graph = build_graph("resp", settings, checkpointer=False)
     context = graph.get_context_jsonschema()["properties"]
     assert "each round" in context["top_k"]["description"] and context["retrieval_mode"]["default"] == "dense"

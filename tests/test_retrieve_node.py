@@ -18,10 +18,11 @@ from langgraph.types import Send
 from test_naive_local import QUESTION
 
 from graphs import naive
+from graphs.decomposition.state import BranchedSubQuestionsState, SubQuestionBranch
 from nodes.context import RetrievalContext
 from nodes.retrieve import Retrieve
-from nodes.state import BranchedSubQuestionsState, SubQuestionBranch, evidence_from
 from stores.chunking import Chunk
+from stores.evidence import evidence_from
 from stores.index import Hit
 
 

@@ -14,14 +14,14 @@ import pytest
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command, Send
 
-from nodes.state import (
+from graphs.decomposition.state import (
     BranchAnswer,
     BranchedSubQuestionsState,
-    Evidence,
     SubQuestionBranch,
     merge_by_position,
-    merge_evidence,
 )
+from nodes.state import merge_evidence
+from stores.evidence import Evidence
 
 SUB_QUESTIONS = ["Who directed Jaws?", "Where was Spielberg born?", "When was Jaws released?"]
 FOUND = {  # what the fake retrieval finds for each sub-question, best first

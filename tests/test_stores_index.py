@@ -263,7 +263,7 @@ def words(text: str, params: WordParams) -> int:
     return sum(1 for word in text.split() if len(word) >= params.min_length)
 
 
-class WordCounts(Extra[WordParams, WordInfo]):
+class WordCounts(Extra[WordParams, WordInfo, dict[str, int]]):
     """Words per chunk, built chunk by chunk into one file each (so an interrupted build keeps the chunks
     it finished), then gathered into counts.json, which `open` reads."""
 
@@ -298,7 +298,7 @@ class WordCounts(Extra[WordParams, WordInfo]):
         return WordInfo(WordParams(**data["params"]), data["value"])
 
 
-class WordTotal(Extra[WordParams, WordInfo]):
+class WordTotal(Extra[WordParams, WordInfo, tuple[int, dict[str, int]]]):
     """The sum of the word counts: built from, and opened with, the extra it depends on."""
 
     name = "word_total"
@@ -355,6 +355,8 @@ def test_an_extra_builds_resumes_after_a_crash_and_opens_once(
     index = store.open("news", minilm)
     assert index.extra("word_counts") == counted_by_hand(index, WordParams())
     assert index.extra("word_counts") is index.extra("word_counts")
+    # asked by its class, the extra comes back as its own reader (typed `dict[str, int]`), the same object
+    assert index.extra(WordCounts) is index.extra("word_counts")
     assert IndexStore(store.root).current_manifest("news") == result.manifest  # info survives manifest.json
 
 

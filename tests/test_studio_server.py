@@ -4,12 +4,12 @@ Why a real server: Studio talks to `langgraph dev` over HTTP, and what it can sh
 context form, a run's result) depends on how langgraph.json, hopgraph/studio.py and the graphs' schemas
 load inside that server's own process, with settings taken from its environment. Unit tests of the
 compiled graph cannot catch a graph missing from langgraph.json, a schema the server cannot serialise, or
-a graph that only works with a checkpointer the server does not bring.
+a graph that only works with a checkpointer the server does not bring. That langgraph.json and
+hopgraph/studio.py name exactly the registry's methods is checked without a server, in test_registry.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -91,14 +91,6 @@ def _post(url: str, path: str, body: dict[str, Any], timeout: float = 30.0) -> A
 def _assistant_id(url: str, graph_id: str) -> str:
     [assistant] = _post(url, "/assistants/search", {"graph_id": graph_id, "limit": 10})
     return str(assistant["assistant_id"])
-
-
-def test_langgraph_json_registers_every_method() -> None:
-    """Studio can only show what langgraph.json lists; a method added to the registry must be added there."""
-    config = json.loads((REPO / "langgraph.json").read_text())
-    assert set(config["graphs"]) == set(METHODS)
-    for name, spec in config["graphs"].items():
-        assert spec == f"./hopgraph/studio.py:{name}"
 
 
 def test_server_lists_an_assistant_for_every_method(studio: str) -> None:

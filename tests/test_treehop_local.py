@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from evals.metrics import exact_match
+from graphs.treehop.model import CheckpointError, load_checkpoint
 from hopgraph import Settings, build_graph
 from hopgraph.providers import SHIPPED_TREEHOP
-from nodes.treehop_model import CheckpointError, load_checkpoint
 from tests.test_naive_local import GOLD_TITLES, QUESTION
 
 

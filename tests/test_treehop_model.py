@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from nodes.treehop_model import CheckpointError, ModelCard, TreeHopUpdate, load_checkpoint, save_checkpoint
+from graphs.treehop.model import CheckpointError, ModelCard, TreeHopUpdate, load_checkpoint, save_checkpoint
 
 
 def update(variant: str, dimension: int = 8) -> TreeHopUpdate:

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from graphs import treehop
+from graphs.treehop.context import TreeHopContext
+from graphs.treehop.model import ModelCard, TreeHopUpdate
+from graphs.treehop.steps import answer_passages, prune_layer, top_k_positions
 from hopgraph import cli
-from nodes.context import TreeHopContext
-from nodes.treehop import answer_passages, prune_layer, top_k_positions
-from nodes.treehop_model import ModelCard, TreeHopUpdate
 from stores.chunking import Chunk
 from stores.index import Hit
 from tests.scripted import scripted_gateway

@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evals.datasets import GoldEvidence, QAExample
-from hopgraph.treehop_data import HopPath, TrainingData, gold_chunk_rows, hop_order, is_held_out
-from hopgraph.treehop_training import Recipe, TrainingRecord, train
-from nodes.treehop_model import load_checkpoint
+from evals.datasets import QAExample
+from evals.gold import GoldEvidence
+from graphs.treehop.model import load_checkpoint
+from graphs.treehop.training import HopPath, Recipe, TrainingData, TrainingRecord, train
+from hopgraph.treehop_data import gold_chunk_rows, hop_order, is_held_out
 from stores.chunking import Chunk
 from tests.conftest import SHARED_DATA
 

@@ -19,7 +19,7 @@ from stores.sentence_graph.reader import SentenceGraph
 SENTENCE_COLLECTION = "sentences"
 
 
-class SentenceGraphExtra(Extra[SentenceGraphParams, SentenceGraphInfo]):
+class SentenceGraphExtra(Extra[SentenceGraphParams, SentenceGraphInfo, SentenceGraph]):
     """ChainRAG's sentence graph: spaCy's sentences and entities, the embedder's vectors, three edge kinds."""
 
     name = "sentence_graph"

@@ -1,0 +1,33 @@
+"""ChainRAG's parameters: its LangGraph `context_schema`, each field with the description Studio shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nodes.context import (
+    DecompositionContext,
+    IntegrationMode,
+    parameter,
+)
+
+
+@dataclass(kw_only=True)
+class ChainRAGContext(DecompositionContext):
+    """ChainRAG's parameters, paper defaults (k=3 seeds, 100 candidates, 3000-word limit) and ablations."""
+
+    top_k: int = parameter(
+        3, "Seed sentences per sub-question (the paper's k); chunks per sub-question when use_graph is off."
+    )
+    candidates: int = parameter(100, "Sentences kept by the embedding pre-filter before reranking.")
+    word_limit: int = parameter(3000, "Expansion stops once the gathered sentences reach this many words.")
+    integration: IntegrationMode = parameter(
+        "answers",
+        "answers = AnsInt (sub-questions and their answers); contexts = CxtInt (reranked sentences).",
+    )
+    rewrite: bool = parameter(True, "Ablation switch: rewrite sub-questions that refer to earlier answers.")
+    ec_edges: bool = parameter(True, "Ablation switch: entity co-occurrence (EC) edges.")
+    ss_edges: bool = parameter(True, "Ablation switch: semantic similarity (SS) edges.")
+    sa_edges: bool = parameter(True, "Ablation switch: structural adjacency (SA) edges.")
+    use_graph: bool = parameter(
+        True, "Ablation switch: off retrieves chunks (as NaiveRAG) instead of sentences, with no expansion."
+    )

@@ -1,0 +1,47 @@
+"""Iter-RetGen (Shao et al. 2023; the baseline of ChainRAG's and ReSP's tables): T iterations of retrieval
+and generation, each retrieval searching with the question and the previous iteration's generation.
+
+START -> retrieve -> generate
+generate -> retrieve   iterations remain (T, context `iterations`) and the next query differs from this one
+generate -> END        the T-th generation, or one that repeats the previous query: it is the answer
+
+- retrieve: the shared retrieval node, top-k for the question (iteration 1), then for the question joined
+  with the previous generation; the hits are this iteration's passages (`gathered`), at hop = iteration.
+- generate: the shared reader over this iteration's passages alone; they join `evidence` (each passage at
+  the first iteration that found it) and the generation joins `generations`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.iter_retgen.context import IterRetGenContext
+from graphs.iter_retgen.state import IterRetGenOutput, IterRetGenState
+from graphs.iter_retgen.steps import GenerateIteration, iteration_query
+from nodes.protocols import GraphServices
+from nodes.retrieve import Retrieve
+from nodes.state import QuestionInput, next_round
+
+
+def after_generate(state: IterRetGenState) -> Literal["__end__", "retrieve"]:
+    return END if state["stop"] else "retrieve"
+
+
+def build(services: GraphServices) -> StateGraph:
+    graph = StateGraph(
+        IterRetGenState,
+        context_schema=IterRetGenContext,
+        input_schema=QuestionInput,
+        output_schema=IterRetGenOutput,
+    )
+    graph.add_node(
+        "retrieve",
+        Retrieve(services.indexes, query=iteration_query, hop=next_round, into="gathered"),
+    )
+    graph.add_node("generate", GenerateIteration(services.llm))
+    graph.add_edge(START, "retrieve")
+    graph.add_edge("retrieve", "generate")
+    graph.add_conditional_edges("generate", after_generate, ["retrieve", END])
+    return graph

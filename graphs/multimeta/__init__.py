@@ -1,0 +1,6 @@
+"""Multi-Meta-RAG (seed 004), all in this package: graph.py (the wiring, read top to bottom), context.py
+(its parameters), state.py (its state and output), steps.py (the steps only it runs)."""
+
+from graphs.multimeta.graph import build
+
+__all__ = ["build"]
