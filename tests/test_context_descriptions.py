@@ -39,3 +39,23 @@ def test_top_k_says_what_it_counts_for_each_method() -> None:
 
     assert "passages retrieved for the question" in top_k("naive")
     assert "seed sentences per sub-question" in top_k("chainrag")
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_node_can_reach_the_end(method: str) -> None:
+    """From every node some path reaches END: no loop without an exit, no router target missing (the
+    drawn graph holds each router's targets from its path list)."""
+    drawn = METHODS[method](NO_SERVICES).compile().get_graph()
+    successors: dict[str, set[str]] = {}
+    for edge in drawn.edges:
+        successors.setdefault(edge.source, set()).add(edge.target)
+    reaching = {"__end__"}
+    changed = True
+    while changed:
+        changed = False
+        for node, targets in successors.items():
+            if node not in reaching and targets & reaching:
+                reaching.add(node)
+                changed = True
+    stuck = sorted(set(drawn.nodes) - reaching)
+    assert not stuck, f"{method}: no path to END from {stuck}"
