@@ -53,7 +53,8 @@ def final_answer(
 class Generate:
     """The reader: one LLM call over the passages in `passages` (all evidence by default; Multi-Meta-RAG
     reads the best few of its reranked evidence, kept in `gathered`, BiQOG its final rerank, kept in
-    `ranked`), role "generator"; it records the ids it read, in order, as `read`.
+    `ranked`), role "generator"; it records the ids it read, in order, as `read`. Reads `question` and
+    the passages' key; writes `answer`, `answer_outcome`, `read`, `usage`, `fallbacks`.
 
     The state is annotated as a plain Mapping, as in `nodes.retrieve.Retrieve`: LangGraph hands a node
     annotated with a TypedDict only that TypedDict's keys, and the key it reads is the graph's choice."""

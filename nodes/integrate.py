@@ -67,6 +67,8 @@ class Integrate:
     while there is evidence: the question is answered from the contexts instead, as CxtInt reads them.
 
     `context` is the method's context schema, whose defaults apply when a run passes no context.
+    Reads `question`, `solved` (AnsInt) and `evidence` (CxtInt, and AnsInt's fallback); writes `answer`,
+    `answer_outcome`, `read` (CxtInt), `usage`, `fallbacks`.
     """
 
     def __init__(
