@@ -51,6 +51,10 @@ JOURNAL = "written.jsonl"
 _EMBED_BATCH = 64
 
 
+TIE_DEPTH = 10
+"""Entries searched beyond twice those asked, so equal-scored ones at the cut are ordered, not dropped."""
+
+
 @dataclass(frozen=True)
 class QuestionParams:
     """How many questions each chunk is asked for, and how many chunks (0: all) are asked about.
@@ -293,16 +297,22 @@ class QuestionStore:
     ) -> list[QuestionMatch]:
         if n <= 0 or self.info.questions == 0:
             return []
+        # The same question is often written for several chunks ("Who was Esma Sultan?" for each Esma
+        # Sultan), and equal texts embed to equal vectors: Chroma returns such ties in no fixed order, which
+        # made a run's seeds differ from one process to the next. Ties are ordered by chunk id and number,
+        # over a search deep enough that ties at the cut are all seen.
         result = collection.query(
             query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
-            n_results=min(n, self.info.questions),
+            n_results=min(2 * n + TIE_DEPTH, self.info.questions),
             include=["documents", "metadatas", "distances"],
+        )
+        found = sorted(
+            zip(result["distances"][0], result["metadatas"][0], result["documents"][0], strict=True),
+            key=lambda row: (row[0], str(row[1]["chunk_id"]), int(row[1]["number"])),
         )
         return [
             QuestionMatch(question, str(meta["chunk_id"]), int(meta["number"]), 1.0 - float(distance))
-            for question, meta, distance in zip(
-                result["documents"][0], result["metadatas"][0], result["distances"][0], strict=True
-            )
+            for distance, meta, question in found[:n]
         ]
 
     def all_questions(self) -> tuple[list[StoredQuestion], np.ndarray]:

@@ -434,3 +434,24 @@ def test_another_model_writes_every_question_again(tmp_path: Path, minilm: Any) 
     second = build(store, minilm, LLMQuestionWriter(other, concurrency=1), DOCS).manifest
     assert second.build_id != first.build_id
     assert len(other_model.prompts) == second.extras[QUESTIONS.name].written == first.chunks
+
+
+def test_questions_written_for_several_chunks_come_back_in_chunk_order_every_time(
+    tmp_path: Path, minilm: Any
+) -> None:
+    """The same question written for several chunks embeds to the same vector; Chroma returns such ties in
+    no fixed order, which once made BiQOG's seeds differ between two runs of one question. Ties come back
+    ordered by chunk id, the same in every process (a reopened store included)."""
+
+    def same_first_question(prompt: str) -> str:
+        return "1. Who was it?\n" + scripted_questions(prompt).split("\n", 1)[1]
+
+    llm, _ = scripted_gateway(same_first_question)
+    build(IndexStore(tmp_path), minilm, LLMQuestionWriter(llm, concurrency=1), DOCS)
+    vector = minilm.embed(["Who was it?"])[0]
+    first = IndexStore(tmp_path).open("tiny", minilm).extra(QuestionsExtra).nearest_questions(vector, 2)
+    tied = [("Who was it?", "bread#0"), ("Who was it?", "curie#0")]
+    assert [(m.question, m.chunk_id) for m in first] == tied
+    for _ in range(3):
+        reopened = IndexStore(tmp_path).open("tiny", minilm).extra(QuestionsExtra)
+        assert reopened.nearest_questions(vector, 2) == first
