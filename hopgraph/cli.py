@@ -163,8 +163,8 @@ def index(
         list[str] | None,
         typer.Option(
             "--embed-metadata",
-            help="Embed this document metadata field with each chunk (repeatable; e.g. source, "
-            "published_at, as Multi-Meta-RAG indexes)",
+            help="Show this document metadata field with every passage: embedded, BM25-indexed, reranked "
+            "and read (repeatable; default source and published_at, where the corpus has them)",
         ),
     ] = None,
     method: Annotated[
@@ -221,6 +221,20 @@ _PASSAGE_KEYS = ("evidence", "gathered")
 # TreeHop's retrieval tree (one node a line) and its next queries (384 numbers each: only counted);
 # QuOTE's matched questions and BiQOG's seed questions (one a line); BiQOG's traversal (one hop a line).
 _TREE_KEYS = ("tree", "frontier", "question_hits", "traversal")
+
+
+def _warn_unshown_metadata(index: str) -> None:
+    """Say so when the index's documents carry metadata the settings show with every passage but the index
+    was built without it: its passages then reach the reader with no source or date."""
+    from hopgraph.api import services_for
+
+    settings = Settings()
+    unshown = services_for(settings).indexes.open(index).unshown_metadata(settings.embed_metadata)
+    if unshown:
+        console.print(
+            f"[yellow]index {index!r} was built without the metadata line ({', '.join(unshown)}): its "
+            f"passages reach the reader without them. Rebuild: `hopgraph index PATH --name {index}`.[/]"
+        )
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
@@ -289,6 +303,7 @@ def ask(
     thread_id = thread_id or f"{method}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     config = {"configurable": {"thread_id": thread_id}, "metadata": {"method": method, "index": index}}
     console.print(f"[dim]thread {thread_id} · method {method} · index {index}[/]")
+    _warn_unshown_metadata(context.index)
     started = last = time.perf_counter()
     answer = ""
     for chunk in graph.stream({"question": question}, config, context=context, stream_mode="updates"):

@@ -97,9 +97,12 @@ class Settings(BaseSettings):
 
     chunk_size: int = 256
     chunk_overlap: int = 32
-    embed_metadata: list[str] = []
-    """Document metadata fields embedded (and BM25-indexed) with each chunk, e.g. ["source",
-    "published_at"] as Multi-Meta-RAG indexes; empty: title and text only."""
+    embed_metadata: list[str] = ["source", "published_at"]
+    """Document metadata fields shown with every passage: one line under its title that the readers see
+    and that is embedded, BM25-indexed and reranked with it ("source: TechCrunch · published_at: October
+    7, 2023 (2023-10-07)"), as MultiHop-RAG's own pipeline and Multi-Meta-RAG's code show their passages.
+    Only fields some document of the corpus has are used, so a corpus without them indexes as before;
+    empty: title and text only."""
     chroma_url: str | None = None
     """A Chroma server (`chroma run --host 127.0.0.1 --port 8000 --path DIR`) holding every index's
     collections instead of an embedded database in each build's folder; manifests, BM25 and extras' files

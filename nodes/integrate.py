@@ -19,7 +19,7 @@ from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.state import SubQuestionsState
 from prompts import answer, integrate
-from stores.evidence import Evidence
+from stores.evidence import Evidence, passage_text
 
 
 def word_count(evidence: Sequence[Evidence]) -> int:
@@ -36,7 +36,7 @@ def rerank(
     """The evidence in the reranker's order for `question`, best first; of equal scores (rank fusion
     ties) the later-gathered comes first, the order every measured run used. `vectors`, the evidence's
     stored embeddings row for row, spare an embedding reranker from embedding the passages again."""
-    scores = reranker.score(question, [item["text"] for item in evidence], vectors)
+    scores = reranker.score(question, [passage_text(item) for item in evidence], vectors)
     order = sorted(range(len(evidence)), key=lambda i: (scores[i], i), reverse=True)
     return [evidence[i] for i in order]
 

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from nodes.context import RetrievalContext, RetrievalMode, context_of
 from nodes.protocols import IndexProvider
 from nodes.state import QAState
-from stores.evidence import Evidence, evidence_from
+from stores.evidence import Evidence
 from stores.index import ChunkIndex
 
 T = TypeVar("T")
@@ -52,7 +52,7 @@ def search_evidence(
     else:
         hits = index.search_by_vector(query, depth, where=where)
     fresh = [hit for hit in hits if hit.chunk.id not in exclude][:k]
-    return [evidence_from(hit.chunk, hit.score, hop) for hit in fresh]
+    return [index.evidence(hit.chunk, hit.score, hop) for hit in fresh]
 
 
 def _from_state(source: FromState[T]) -> Callable[[State], T]:

@@ -29,6 +29,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.demonstrations import Demonstration
 from prompts.echo import EchoGuard, normalise
+from prompts.passages import heading
 from stores.evidence import Evidence
 
 SYSTEM = (
@@ -78,7 +79,7 @@ def messages(
     paragraph_words: int,
 ) -> list[BaseMessage]:
     """The reasoner's prompt; with an empty `reasoning`, the chain-of-thought reader's."""
-    blocks = "\n\n".join(paragraph_block(p["title"], p["text"], paragraph_words) for p in paragraphs)
+    blocks = "\n\n".join(paragraph_block(heading(p), p["text"], paragraph_words) for p in paragraphs)
     chain = " ".join(reasoning)
     task = f"Q: {question}\nA:" + (f" {chain}" if chain else "")
     return [SystemMessage(system_text(demos)), HumanMessage(f"{blocks}\n\n{task}" if blocks else task)]

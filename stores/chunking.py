@@ -27,6 +27,11 @@ class Chunk(Span):
         return f"{self.title}\n{self.text}"
 
 
+def chunk_id(doc_id: str, position: int) -> str:
+    """A chunk's id: its document's id and its 0-based position in the document."""
+    return f"{doc_id}#{position}"
+
+
 def chunk_document(doc: Document, token_spans: TokenSpans, size: int = 256, overlap: int = 32) -> list[Chunk]:
     """Split `doc` into windows of `size` tokens, neighbours sharing `overlap` tokens.
 
@@ -43,7 +48,7 @@ def chunk_document(doc: Document, token_spans: TokenSpans, size: int = 256, over
         start, end = spans[first][0], spans[last][1]
         chunks.append(
             Chunk(
-                id=f"{doc.id}#{len(chunks)}",
+                id=chunk_id(doc.id, len(chunks)),
                 doc_id=doc.id,
                 title=doc.title,
                 text=doc.text[start:end],

@@ -4,10 +4,17 @@ without importing the steps that produce it."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import NotRequired
+
 # pydantic, and so Studio's input and output forms, cannot read typing.TypedDict on Python 3.11
 from typing_extensions import TypedDict
 
-from stores.documents import Span
+from stores.documents import Scalar, Span
+
+_ISO_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$")
 
 
 class Evidence(TypedDict):
@@ -33,11 +40,15 @@ class Evidence(TypedDict):
     char_start: int | None
     char_end: int | None
     hop: int
+    about: NotRequired[str]
+    """The passage's document metadata as one line (`about_line`): its source and date on MultiHop-RAG.
+    Absent when the index shows none, so passages of corpora without metadata are as they always were."""
 
 
-def evidence_from(span: Span, score: float, hop: int) -> Evidence:
-    """Evidence for a retrieved chunk or sentence, keeping its corpus ids and character span."""
-    return Evidence(
+def evidence_from(span: Span, score: float, hop: int, about: str = "") -> Evidence:
+    """Evidence for a retrieved chunk or sentence, keeping its corpus ids and character span, and its
+    document's metadata line when there is one."""
+    item = Evidence(
         id=span.id,
         doc_id=span.doc_id,
         title=span.title,
@@ -47,3 +58,32 @@ def evidence_from(span: Span, score: float, hop: int) -> Evidence:
         char_end=span.char_end,
         hop=hop,
     )
+    if about:
+        item["about"] = about
+    return item
+
+
+def about_line(metadata: Mapping[str, Scalar], fields: Sequence[str]) -> str:
+    """The `fields` a document has, in that order, as one line: "source: TechCrunch · published_at:
+    October 7, 2023 (2023-10-07)". A date is written as questions write it and as ISO, so a question
+    naming "October 7, 2023" and one naming 2023-10-07 both find it in the indexed text."""
+    return " · ".join(
+        f"{name}: {_shown(metadata[name])}" for name in fields if metadata.get(name) not in (None, "")
+    )
+
+
+def passage_text(item: Evidence) -> str:
+    """What a reranker scores of a passage: its metadata line, then its text (as the reader sees it)."""
+    about = item.get("about", "")
+    return f"{about}\n{item['text']}" if about else item["text"]
+
+
+def _shown(value: Scalar) -> str:
+    match = _ISO_DAY.match(str(value).strip())
+    if not match:
+        return str(value)
+    try:
+        day = date(*(int(part) for part in match.groups()))
+    except ValueError:
+        return str(value)
+    return f"{day:%B} {day.day}, {day.year} ({day.isoformat()})"

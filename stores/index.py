@@ -29,7 +29,7 @@ import shutil
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
@@ -38,9 +38,10 @@ import numpy as np
 
 from stores.bm25 import BM25Index, reciprocal_rank_fusion
 from stores.chroma import CHUNK_COLLECTION, GET_BATCH, BuildCollections, ChromaPlace, EmbeddedChroma
-from stores.chunking import Chunk, chunk_document
-from stores.documents import Document, corpus_hash, load_corpus
+from stores.chunking import Chunk, chunk_document, chunk_id
+from stores.documents import Document, Span, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
+from stores.evidence import Evidence, about_line, evidence_from
 from stores.exact import EXACT_SEARCH_MAX_CHUNKS, ExactVectors
 from stores.extra_registry import EXTRAS, extra_named, in_build_order
 from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource
@@ -59,6 +60,7 @@ _MANIFEST = "manifest.json"
 _BM25 = "bm25.json.gz"
 _CHUNK_FIELDS = ("doc_id", "title", "position", "char_start", "char_end")
 ReaderT = TypeVar("ReaderT")
+METADATA_LINE_VERSION = 2
 
 
 @dataclass
@@ -66,20 +68,28 @@ class IndexParams:
     """Chunking parameters and what is indexed of a chunk; part of the build id, so changing them builds a
     new index.
 
-    `embed_metadata` names document metadata fields written as "field: value" lines before a chunk's
-    title in the text that is embedded and BM25-indexed (Multi-Meta-RAG embeds chunks with their source
-    and date, so a question naming them is nearer its chunks even unfiltered); the stored chunk text is
-    unchanged. Empty, it is left out of the build id, so indexes built before it existed keep their ids.
+    `embed_metadata` names document metadata fields shown with every passage of this index: one line
+    (`stores.evidence.about_line`: "source: TechCrunch · published_at: October 7, 2023 (2023-10-07)")
+    before a chunk's title in the text that is embedded and BM25-indexed, and on each passage the readers
+    see (`ChunkIndex.evidence`). MultiHop-RAG's pipeline and Multi-Meta-RAG's code both embed and read
+    chunks with their source and date, and its questions name them. The stored chunk text is unchanged.
+    Empty, it is left out of the build id, so indexes built before it existed keep their ids.
     """
 
     chunk_size: int = 256
     chunk_overlap: int = 32
     embed_metadata: list[str] = field(default_factory=list)
 
+    def carried_by(self, docs: Sequence[Document]) -> IndexParams:
+        """These parameters with `embed_metadata` cut to the fields some document has: the default names
+        MultiHop-RAG's source and date, and a corpus without them builds (and keeps its id) as before."""
+        present = {name for doc in docs for name in doc.metadata}
+        return replace(self, embed_metadata=[name for name in self.embed_metadata if name in present])
+
     def indexed_text(self, chunk: Chunk) -> str:
         """What is embedded and BM25-indexed of `chunk`: its named metadata, then its title and text."""
-        lines = [f"{name}: {chunk.metadata[name]}" for name in self.embed_metadata if name in chunk.metadata]
-        return "\n".join([*lines, chunk.indexed_text])
+        about = about_line(chunk.metadata, self.embed_metadata)
+        return f"{about}\n{chunk.indexed_text}" if about else chunk.indexed_text
 
 
 @dataclass
@@ -180,6 +190,7 @@ class ChunkIndex:
         self._embedder = embedder
         self._build_dir = build_dir
         self._extras: dict[str, Any] = {}
+        self._about: dict[str, str] = {}  # document id -> its metadata line, for sentences
         self._extras_lock = threading.Lock()
         self._chroma = collections
         self._collection = collections.get(COLLECTION)
@@ -220,6 +231,37 @@ class ChunkIndex:
         )
         # sorted() is stable: equal RRF scores keep first-seen order (dense ranking first).
         return self._hits(sorted(fused.items(), key=lambda item: -item[1])[:k])
+
+    def evidence(self, span: Span, score: float, hop: int) -> Evidence:
+        """A chunk or sentence of this index as evidence, with its document's metadata line when the index
+        shows metadata (`IndexParams.embed_metadata`): what every reader of passages then sees."""
+        return evidence_from(span, score, hop, self.about(span))
+
+    def unshown_metadata(self, fields: Sequence[str]) -> list[str]:
+        """Those of `fields` this index's chunks carry but its passages do not show (an index built before
+        the metadata line, or with `embed_metadata` empty): read from its first chunk."""
+        if not self._bm25.ids:
+            return []
+        carried = self.get([self._bm25.ids[0]])[0].metadata
+        shown = set(self.manifest.params.embed_metadata)
+        return [name for name in fields if name in carried and name not in shown]
+
+    def about(self, span: Span) -> str:
+        """The metadata line of `span`'s document: from the chunk itself, or for a sentence from its
+        document's first chunk (every chunk of a document carries the document's metadata)."""
+        fields = self.manifest.params.embed_metadata
+        if not fields:
+            return ""
+        if isinstance(span, Chunk):
+            return about_line(span.metadata, fields)
+        with self._extras_lock:
+            cached = self._about.get(span.doc_id)
+        if cached is None:
+            first = chunk_id(span.doc_id, 0)
+            cached = about_line(self.get([first])[0].metadata, fields) if first in self._row else ""
+            with self._extras_lock:
+                self._about[span.doc_id] = cached
+        return cached
 
     def get(self, ids: list[str]) -> list[Chunk]:
         """Chunks by id, in the order asked; KeyError naming any id the index does not hold."""
@@ -450,6 +492,7 @@ class IndexStore:
         report = progress or (lambda stage, done, total: None)
         index_dir = self._index_dir(name)
         docs = source if isinstance(source, list) else load_corpus(source)
+        params = params.carried_by(docs)
         corpus_path = "<documents>" if isinstance(source, list) else str(Path(source).resolve())
         _check_unique(docs)
         digest = corpus_hash(docs)
@@ -751,7 +794,8 @@ class IndexStore:
         """
         wanted = _wanted_extras(extras, models)
         build_dir = self._build_dir(
-            name, _build_id(corpus_hash(docs), embedder_name, params, _extra_keys(wanted, models))
+            name,
+            _build_id(corpus_hash(docs), embedder_name, params.carried_by(docs), _extra_keys(wanted, models)),
         )
         return build_dir if (build_dir / _INCOMPLETE).exists() else None
 
@@ -841,7 +885,10 @@ def _build_id(digest: str, model: str, params: IndexParams, extra_keys: list[Any
     set, for the same reason.
     """
     chunking = asdict(params)
-    if not params.embed_metadata:
+    if params.embed_metadata:
+        # the metadata line's layout: 2 since dates are also written as questions write them
+        chunking["metadata_line"] = METADATA_LINE_VERSION
+    else:
         del chunking["embed_metadata"]
     parts: list[Any] = [digest, model, chunking, *extra_keys]
     key = json.dumps(parts, sort_keys=True)
@@ -919,8 +966,8 @@ def _fetch_chunks(collection: Any, ids: Sequence[str]) -> dict[str, Chunk]:
     found: dict[str, Chunk] = {}
     for batch in batches(ids, GET_BATCH):
         result = collection.get(ids=list(batch), include=["documents", "metadatas"])
-        for chunk_id, text, meta in zip(result["ids"], result["documents"], result["metadatas"], strict=True):
-            found[chunk_id] = _chunk_from_chroma(chunk_id, text, dict(meta))
+        for found_id, text, meta in zip(result["ids"], result["documents"], result["metadatas"], strict=True):
+            found[found_id] = _chunk_from_chroma(found_id, text, dict(meta))
     return found
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from graphs import decomposition
 from prompts import answer
+from stores.documents import Span
+from stores.evidence import Evidence
 from stores.index import ChunkIndex, Hit
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 
@@ -114,6 +116,9 @@ class GatedIndex:
     finished: list[str] = field(default_factory=list)
     threads: set[int] = field(default_factory=set)
     done: dict[str, threading.Event] = field(default_factory=lambda: {sub: threading.Event() for sub in SUBS})
+
+    def evidence(self, span: Span, score: float, hop: int) -> Evidence:
+        return self.index.evidence(span, score, hop)
 
     def search(self, query: str, k: int, mode: str = "hybrid", where: dict | None = None) -> list[Hit]:
         self.threads.add(threading.get_ident())

@@ -460,6 +460,9 @@ class RecordingIndexes:
         self.searches.append((query, k, mode))
         return self.index.search(query, k, mode=mode, where=where)
 
+    def evidence(self, span: Any, score: float, hop: int) -> Any:
+        return self.index.evidence(span, score, hop)
+
 
 def test_a_run_without_context_retrieves_with_resps_own_defaults(services: Any, sample_index: str) -> None:
     """`graph.invoke(...)` with no context: the shared retrieval node reads ReSP's defaults (dense top-5, the

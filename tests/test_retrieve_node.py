@@ -22,7 +22,8 @@ from graphs.decomposition.state import BranchedSubQuestionsState, SubQuestionBra
 from nodes.context import RetrievalContext
 from nodes.retrieve import Retrieve
 from stores.chunking import Chunk
-from stores.evidence import evidence_from
+from stores.documents import Span
+from stores.evidence import Evidence, about_line, evidence_from
 from stores.index import Hit
 
 
@@ -46,6 +47,10 @@ class RecordingIndex:
     def search_by_vector(self, vector: list[float], k: int, where: dict | None = None) -> list[Hit]:
         self.searches.append(("vector", vector, k, where))
         return self._top(k)
+
+    def evidence(self, span: Span, score: float, hop: int) -> Evidence:
+        """As an index without metadata makes evidence: the span alone."""
+        return evidence_from(span, score, hop)
 
     def _top(self, k: int) -> list[Hit]:
         return [Hit(chunk(chunk_id), 1.0 / rank) for rank, chunk_id in enumerate(self.ranking[:k], start=1)]
@@ -144,14 +149,22 @@ def naive_retrieval(services: Any, index: str, **context: Any) -> list[dict[str,
     return graph.invoke({"question": QUESTION}, config, context={"index": index, **context})["evidence"]
 
 
+SHOWN = ["source", "published_at"]  # the default `embed_metadata`
+
+
 @pytest.mark.parametrize("mode", ["dense", "bm25", "hybrid"])
 def test_naive_evidence_is_the_index_search_for_the_question_at_hop_1(
     sample_index: str, services: Any, mode: str
 ) -> None:
-    """What NaiveRAG's retrieval always was: `search(question, top_k, mode)`, every hit at hop 1."""
+    """What NaiveRAG's retrieval always was: `search(question, top_k, mode)`, every hit at hop 1; each
+    with its document's source and date line, since the sample's news articles carry them."""
     index = services.indexes.open(sample_index)
-    expected = [evidence_from(hit.chunk, hit.score, hop=1) for hit in index.search(QUESTION, 4, mode=mode)]
+    hits = index.search(QUESTION, 4, mode=mode)
+    expected = [evidence_from(hit.chunk, hit.score, 1, about_line(hit.chunk.metadata, SHOWN)) for hit in hits]
     assert naive_retrieval(services, sample_index, top_k=4, retrieval_mode=mode) == expected
+    assert all(
+        item["about"].startswith("source: ") and "published_at: " in item["about"] for item in expected
+    )
 
 
 def test_search_by_vector_is_dense_search_with_a_vector_of_ones_own(sample_index: str, services: Any) -> None:

@@ -17,6 +17,8 @@ from graphs.treehop.model import ModelCard, TreeHopUpdate
 from graphs.treehop.steps import answer_passages, prune_layer, top_k_positions
 from hopgraph import cli
 from stores.chunking import Chunk
+from stores.documents import Span
+from stores.evidence import Evidence, evidence_from
 from stores.index import Hit
 from tests.scripted import scripted_gateway
 
@@ -75,6 +77,10 @@ class ScriptedIndex:
     script: list[list[list[Hit]]]
     queries: list[np.ndarray] = field(default_factory=list)
     with_vectors: list[bool] = field(default_factory=list)
+
+    def evidence(self, span: Span, score: float, hop: int) -> Evidence:
+        """As an index without metadata makes evidence: the span alone."""
+        return evidence_from(span, score, hop)
 
     def search_by_vectors(
         self, vectors: np.ndarray, k: int, *, with_vectors: bool = False

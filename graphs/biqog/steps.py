@@ -23,7 +23,7 @@ from nodes.context import context_of
 from nodes.protocols import IndexProvider, Reranker
 from nodes.state import question_hits
 from stores.chunking import Chunk
-from stores.evidence import evidence_from
+from stores.evidence import passage_text
 from stores.protocols import Embedder
 from stores.question_graph import QuestionGraph, QuestionGraphExtra
 from stores.questions import entry_id
@@ -94,14 +94,16 @@ class BiqogRetrieve:
             if not chunk_ids:
                 return []
             chunks.update((chunk.id, chunk) for chunk in index.get(chunk_ids))
-            return self.reranker.score(query, [chunks[chunk_id].text for chunk_id in chunk_ids])
+            return self.reranker.score(
+                query, [passage_text(index.evidence(chunks[i], 0.0, 0)) for i in chunk_ids]
+            )
 
         walk = traverse(
             graph, [entry_id(seed.chunk_id, seed.number) for seed in seeds], score, ctx.hops, ctx.width
         )
         hits = question_hits(seeds, SEED_HOP)
         evidence = [
-            evidence_from(chunks[chunk_id], walk.scores[chunk_id], walk.hops[chunk_id])
+            index.evidence(chunks[chunk_id], walk.scores[chunk_id], walk.hops[chunk_id])
             for chunk_id in walk.best(ctx.top_k)
         ]
         return {"evidence": evidence, "ranked": evidence, "question_hits": hits, "traversal": walk.path}

@@ -36,7 +36,6 @@ from nodes.llm import LLMGateway
 from nodes.protocols import IndexProvider, Reranker
 from nodes.subanswer import current_position
 from prompts import reader, rewrite, summarize
-from stores.evidence import evidence_from
 from stores.protocols import Embedder
 from stores.sentence_graph.extra import SentenceGraphExtra
 
@@ -59,7 +58,7 @@ class SeedSentences:
         index = self.indexes.open(ctx.index)
         if not ctx.use_graph:
             hits = index.search(state["query"], ctx.top_k, mode=ctx.retrieval_mode)
-            gathered = [evidence_from(hit.chunk, hit.score, hop) for hit in hits]
+            gathered = [index.evidence(hit.chunk, hit.score, hop) for hit in hits]
             return {"gathered": gathered, "stop": STOP_NO_GRAPH}
         graph = index.extra(SentenceGraphExtra)
         ids = [sentence_id for sentence_id, _ in graph.candidates(state["query"], ctx.candidates)]
@@ -69,7 +68,7 @@ class SeedSentences:
         seeds = graph.spans([ids[i] for _, i in best])
         return {
             "gathered": [
-                evidence_from(seed, score, hop) for seed, (score, _) in zip(seeds, best, strict=True)
+                index.evidence(seed, score, hop) for seed, (score, _) in zip(seeds, best, strict=True)
             ]
         }
 
@@ -81,7 +80,8 @@ class ExpandSentences:
 
     def __call__(self, state: ChainRAGState, runtime: Runtime[ChainRAGContext]) -> dict:
         ctx = context_of(runtime.context, ChainRAGContext)
-        graph = self.indexes.open(ctx.index).extra(SentenceGraphExtra)
+        index = self.indexes.open(ctx.index)
+        graph = index.extra(SentenceGraphExtra)
         gathered = list(state.get("gathered", []))
         expansions = state.get("expansions", 0) + 1
         neighbours = graph.neighbors([item["id"] for item in gathered], enabled_edges(ctx))
@@ -96,7 +96,7 @@ class ExpandSentences:
         fits = int(np.searchsorted(totals, ctx.word_limit, side="right"))
         hop, kept = current_position(state), graph.spans(best_first[:fits])
         gathered += [
-            evidence_from(sentence, float(similarity[i]), hop)
+            index.evidence(sentence, float(similarity[i]), hop)
             for sentence, i in zip(kept, order[:fits], strict=True)
         ]
         stop = STOP_WORD_LIMIT if fits < len(best_first) else ""

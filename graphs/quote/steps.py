@@ -16,7 +16,6 @@ from graphs.quote.context import QuoteContext
 from nodes.context import context_of
 from nodes.protocols import IndexProvider
 from nodes.state import question_hits
-from stores.evidence import evidence_from
 from stores.protocols import Embedder
 from stores.questions import QuestionMatch, QuestionsExtra, QuestionStore
 
@@ -65,5 +64,7 @@ class QuoteRetrieve:
         chunks = index.get([match.chunk_id for match in kept])
         kept_ids = {match.chunk_id for match in kept}
         hits = [hit for hit in question_hits(matches, HOP) if hit["chunk_id"] in kept_ids]
-        evidence = [evidence_from(chunk, match.score, HOP) for chunk, match in zip(chunks, kept, strict=True)]
+        evidence = [
+            index.evidence(chunk, match.score, HOP) for chunk, match in zip(chunks, kept, strict=True)
+        ]
         return {"evidence": evidence, "question_hits": hits}

@@ -31,7 +31,7 @@ from nodes.generate import Generate
 from nodes.llm import LLMGateway
 from nodes.protocols import IndexProvider
 from nodes.state import next_round
-from stores.evidence import Evidence, evidence_from
+from stores.evidence import Evidence
 from stores.index import Hit
 from stores.protocols import Embedder
 
@@ -136,7 +136,8 @@ class Hop:
         last_hop = hop >= ctx.hops
         # the chunks' embeddings only feed the next hop's queries: the last hop does without them (Chroma
         # takes about 1 ms to return those of 25 hits)
-        hits = self.indexes.open(ctx.index).search_by_vectors(queries, ctx.top_k, with_vectors=not last_hop)
+        index = self.indexes.open(ctx.index)
+        hits = index.search_by_vectors(queries, ctx.top_k, with_vectors=not last_hop)
         candidates = [
             (branch["node"], hit) for branch, found in zip(frontier, hits, strict=True) for hit in found
         ]
@@ -145,7 +146,7 @@ class Hop:
         kept = [(node, hit) for node, hit in nodes if node["status"] in (EXPANDED, LAST_HOP)]
         update: dict[str, Any] = {
             "tree": [node for node, _ in nodes],
-            "evidence": [evidence_from(hit.chunk, hit.score, hop) for _, hit in kept],
+            "evidence": [index.evidence(hit.chunk, hit.score, hop) for _, hit in kept],
             "rounds": hop,
             "stats": {"retrieval_rounds": float(hop)},
             "frontier": [],
