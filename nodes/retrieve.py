@@ -70,7 +70,8 @@ class Retrieve:
       A filter that leaves fewer than `filled_below` passages (a context field, capped at the depth) is
       topped up from the unfiltered search, filtered hits first, and the top-up is recorded in
       `fallbacks`: a filter that is wrong, or names a source with little on the topic, must not leave the
-      answer without passages.
+      answer without passages. A method may turn that off (`filled_below` naming a field that is 0, as
+      Multi-Meta-RAG does by default): an empty filtered result is then recorded in `fallbacks`.
     - `depth`: the context field that says how many passages to retrieve (`top_k`; Multi-Meta-RAG
       retrieves `candidates` to rerank).
     - `exclude_seen`: leave out chunks already in `evidence` and still return `top_k` new ones, for
@@ -116,6 +117,8 @@ class Retrieve:
         k: int = getattr(ctx, self.depth)
         found = search_evidence(index, query, k, hop, mode=ctx.retrieval_mode, where=where, exclude=seen)
         minimum = min(k, getattr(ctx, self.filled_below))
+        if where is not None and not found and not minimum:
+            return {self.into: found, "fallbacks": ["retrieve: the metadata filter left no passage"]}
         if where is None or len(found) >= minimum:
             return {self.into: found}
         rest = search_evidence(

@@ -111,7 +111,10 @@ def test_multimeta_filters_reranks_keeps_ten_and_reads_six(services: Any, meta_i
         "date_to": None,
     }
     where = {"source": {"$in": ["TechCrunch", "The Verge"]}}
-    candidates = search_evidence(services.indexes.open(meta_index), QUESTION, 20, 1, where=where)
+    # dense search, as the original's vector store searches
+    candidates = search_evidence(
+        services.indexes.open(meta_index), QUESTION, 20, 1, mode="dense", where=where
+    )
     assert updates["retrieve"]["gathered"] == candidates and len(candidates) >= 10
     assert {SOURCE_OF[item["doc_id"]] for item in candidates} <= {"TechCrunch", "The Verge"}
 
@@ -126,32 +129,42 @@ def test_multimeta_filters_reranks_keeps_ten_and_reads_six(services: Any, meta_i
     assert final["stats"]["metadata_filter"] == 1.0
 
 
-def test_a_filter_leaving_too_few_candidates_is_topped_up_from_unfiltered_search(
-    services: Any, meta_index: str
-) -> None:
+def test_what_the_filter_leaves_is_all_there_is_unless_refill_is_on(services: Any, meta_index: str) -> None:
+    """As the original: a filter leaving few candidates reads those few, and one leaving none is recorded
+    and reads nothing. With `refill` (hopgraph's behaviour before issue 38) unfiltered search tops them up
+    to K, filtered hits first."""
     index = services.indexes.open(meta_index)
     engadget = {"source": {"$in": ["Engadget"]}}
-    few = search_evidence(index, UNNAMED, 20, 1, where=engadget)
+    few = search_evidence(index, UNNAMED, 20, 1, mode="dense", where=engadget)
     assert 0 < len(few) < 8  # one Engadget article: fewer chunks than a K' of 8
 
     # October 25, 2023: the Engadget article's day, the only article of that day
     reply = replies('{"sources": [], "from": "2023-10-25", "to": "2023-10-25"}')
-    context = MultiMetaContext(index=meta_index, answer_k=8)
+    _, updates, final, _ = run(multimeta.build, services, reply, MultiMetaContext(index=meta_index), UNNAMED)
+    assert updates["retrieve"]["gathered"] == few and not final.get("fallbacks")
+
+    context = MultiMetaContext(index=meta_index, answer_k=8, refill=True)
     _, updates, final, _ = run(multimeta.build, services, reply, context, UNNAMED)
     gathered = updates["retrieve"]["gathered"]
     assert gathered[: len(few)] == few and len(gathered) == 20  # the filtered hits first, then the rest
-    rest = search_evidence(index, UNNAMED, 20 - len(few), 1, exclude={item["id"] for item in few})
+    rest = search_evidence(
+        index, UNNAMED, 20 - len(few), 1, mode="dense", exclude={item["id"] for item in few}
+    )
     assert gathered[len(few) :] == rest
     assert final["fallbacks"] == [
         f"retrieve: the metadata filter left {len(few)} passage(s), fewer than 8; unfiltered search added "
         f"{len(rest)}"
     ]
 
-    # a date range with no article at all: everything comes from the unfiltered search
+    # a date range with no article at all: nothing to read, said so; with refill, all unfiltered
     empty = replies('{"sources": [], "from": "2021-01-01", "to": "2021-12-31"}')
     _, updates, final, _ = run(multimeta.build, services, empty, MultiMetaContext(index=meta_index), UNNAMED)
     assert final["metadata_extractor"] == "llm"
-    assert updates["retrieve"]["gathered"] == search_evidence(index, UNNAMED, 20, 1)
+    assert updates["retrieve"]["gathered"] == [] and final["evidence"] == []
+    assert final["fallbacks"][0] == "retrieve: the metadata filter left no passage"
+    context = MultiMetaContext(index=meta_index, refill=True)
+    _, updates, final, _ = run(multimeta.build, services, empty, context, UNNAMED)
+    assert updates["retrieve"]["gathered"] == search_evidence(index, UNNAMED, 20, 1, mode="dense")
     assert final["fallbacks"] == [
         "retrieve: the metadata filter left 0 passage(s), fewer than 6; unfiltered search added 20"
     ]

@@ -7,8 +7,9 @@ START -> retrieve               with context `metadata_filter` off (an ablation:
   listed in its prompt; checked against the index (unknown sources dropped, dates parsed); the
   deterministic source-name matcher stands in when the reply is unusable. An index without metadata gives
   no filter, and the method is NaiveRAG with a reranker.
-- retrieve: the shared retrieval node, K = `candidates` (20) through the filter's Chroma `where`; a filter
-  leaving fewer than K' = `answer_k` is topped up from the unfiltered search (recorded in `fallbacks`).
+- retrieve: the shared retrieval node, K = `candidates` (20) by dense search through the filter's Chroma
+  `where`; what the filter leaves is all there is, an empty result recorded in `fallbacks` (with `refill`,
+  fewer than K' = `answer_k` are topped up from the unfiltered search, as hopgraph did before).
 - rerank: the configured reranker orders the candidates; the top `top_k` (10) are the run's evidence,
   which retrieval metrics score, and the top K' (6) what the answer reads.
 - generate: the shared reader over those K' passages.
@@ -44,7 +45,7 @@ def build(services: GraphServices) -> StateGraph:
             into="gathered",
             context=MultiMetaContext,
             depth="candidates",
-            filled_below="answer_k",
+            filled_below="refill_below",
         ),
     )
     graph.add_node("rerank", RerankCandidates(services.reranker, services.indexes))
