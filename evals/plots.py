@@ -37,6 +37,7 @@ from evals.leaderboard import (
 )
 from evals.runner import Record
 from evals.stats import bootstrap_ci, paired_difference
+from stores.files import write_atomic
 
 HOP_CURVES = "hop_curves.png"
 F1_VS_CALLS = "f1_vs_calls.png"
@@ -62,7 +63,7 @@ def _figure(rows: int, cols: int, width: float, height: float, **kw: object) -> 
 
 
 def _save(fig: Figure, path: Path) -> Path:
-    fig.savefig(path, dpi=130)
+    write_atomic(path, lambda handle: fig.savefig(handle, dpi=130, format="png"))
     return path
 
 

@@ -9,8 +9,10 @@ of 20 to 50 questions two methods can differ by many points by chance alone.
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import combinations
@@ -323,6 +325,18 @@ def _settings_section(runs: Sequence[Record]) -> list[str]:
     return lines
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
+_MARKDOWN = re.compile(r"([\\`*_\[\]|#!])")
+
+
+def plain(text: object) -> str:
+    """A record field as inert text in report.md: on one line (control characters and line breaks become
+    a space, so a field cannot start a line of its own), HTML escaped and Markdown's marks backslashed, so
+    a field from a shared results folder renders as the characters it holds and nothing else."""
+    one_line = _CONTROL.sub(" ", str(text))
+    return _MARKDOWN.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
 def _failures_section(failed: Mapping[str, list[Record]]) -> list[str]:
     listed = [r for records in failed.values() for r in records]
     if not listed:
@@ -334,7 +348,10 @@ def _failures_section(failed: Mapping[str, list[Record]]) -> list[str]:
         "Left out of every mean above; re-running the same command retries them.",
         "",
     ]
-    lines += [f"- {r['method']} · `{r['question_id']}`: {r['error']}" for r in listed[:_MAX_LISTED_FAILURES]]
+    lines += [
+        f"- {plain(r['method'])} · {plain(r['question_id'])}: {plain(r['error'])}"
+        for r in listed[:_MAX_LISTED_FAILURES]
+    ]
     if len(listed) > _MAX_LISTED_FAILURES:
         lines.append(f"- … and {len(listed) - _MAX_LISTED_FAILURES} more (see results.jsonl)")
     return lines

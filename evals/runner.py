@@ -52,6 +52,7 @@ from evals.metrics import (
 from evals.steps import record_steps, thread_steps
 from prompts.answer import UNANSWERABLE
 from stores.errors import HopgraphError
+from stores.files import open_appending
 
 if TYPE_CHECKING:  # graphs are handed in; importing LangGraph here would only slow `import evals`
     from langgraph.graph.state import CompiledStateGraph
@@ -475,7 +476,7 @@ class _ResultsFile:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[bytes] = path.open("a+b")
+        self._file: IO[bytes] = open_appending(path)
         try:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

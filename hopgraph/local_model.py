@@ -25,6 +25,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from stores.errors import HopgraphError
+from stores.files import refuse_links
 
 PART_COUNT = 22
 GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -63,7 +64,8 @@ def ensure_gguf(model_dir: Path, progress: Callable[[int, int], None] | None = N
     partial = model_dir / f".{GGUF_NAME}.{os.getpid()}.partial"
     written = 0
     try:
-        with partial.open("wb") as out:
+        refuse_links(partial)
+        with partial.open("xb") as out:
             for part in parts:
                 with part.open("rb") as src:
                     while block := src.read(16 << 20):

@@ -27,6 +27,8 @@ import bm25s
 import numpy as np
 from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 
+from stores.files import write_atomic
+
 _FORMAT_VERSION = 1
 RRF_K = 60
 K1, B = 1.5, 0.75  # rank-bm25's BM25Okapi defaults, kept so rankings did not move
@@ -170,8 +172,8 @@ class BM25Index:
     def save(self, path: str | Path) -> None:
         """Write ids and tokens as gzip JSON."""
         payload = {"version": _FORMAT_VERSION, "ids": self.ids, "tokens": self._tokens}
-        with gzip.open(path, "wt", encoding="utf-8") as handle:
-            json.dump(payload, handle, ensure_ascii=False, separators=(",", ":"))
+        data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        write_atomic(Path(path), lambda handle: handle.write(gzip.compress(data)))
 
     @classmethod
     def load(cls, path: str | Path) -> BM25Index:

@@ -21,6 +21,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from stores.files import open_appending, refuse_links
+
 RecordT = TypeVar("RecordT")
 ItemT = TypeVar("ItemT")
 
@@ -45,10 +47,11 @@ class Journal(Generic[RecordT]):
     def __init__(
         self, path: Path, record_type: Callable[..., RecordT], key: Callable[[RecordT], Hashable]
     ) -> None:
+        refuse_links(path)  # before the partial line is cut: truncating is writing too
         self._cut_partial_line(path)
         self.key = key
         self.records = read_records(path, record_type, key)
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed by close())
+        self._handle = open_appending(path, "a")  # closed by close()
         self._lock = threading.Lock()
 
     @staticmethod

@@ -72,7 +72,7 @@ def test_report_from_the_jsonl_alone(results_only: Path) -> None:
     assert "| one − two | EM | +0.0 [+0.0, +0.0] | 3 | McNemar | 1.000 | 1.000 | no |" in paired
     assert "| one − two | Recall@2,000 ch |" in paired
 
-    assert "two · `q4`: ValueError: scripted failure on question q4?" in section(text, "Failed questions")
+    assert "two · q4: ValueError: scripted failure on question q4?" in section(text, "Failed questions")
     settings = section(text, "Settings")
     assert "`toyrun`" in settings and '"llm": "scripted"' in settings and '"top_k": 3' in settings
     assert "(hop_curves.png)" in text and "(f1_vs_calls.png)" in text

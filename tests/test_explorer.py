@@ -16,6 +16,7 @@ from test_evals_runner import Script, run_scripted, saver  # noqa: F401  (saver 
 
 from evals.report import write_report
 from evals.runner import read_records
+from stores.files import LinkedPathError
 
 
 @pytest.fixture
@@ -82,3 +83,50 @@ def test_a_null_query_a_failed_question_and_a_stale_link_render_without_a_script
         assert "Insufficient information." in dom.split('id="question"', 1)[1]
     else:  # q4 is not among the questions both methods answered; a stale link says so
         assert f"No question {question} in this page." in dom
+
+
+HOSTILE = '<script>document.title="pwned"</script><img src="x" onerror="document.title=1">'
+
+
+def test_hostile_fields_stay_text_in_the_page_and_on_one_line_in_report_md(
+    tmp_path: Path,
+    saver: SqliteSaver,  # noqa: F811
+) -> None:
+    """A shared results folder may hold anything: a passage with HTML in it is shown as text (no element
+    is made of it), and an error holding a line break and code stays one inert line of report.md."""
+    out = tmp_path / "run"
+    run_scripted(out, {"one": Script(), "two": Script(fail_once=frozenset({"question q4?"}))}, saver)
+    records = read_records(out / "results.jsonl")
+    for record in records:
+        if record.get("method") == "one" and record.get("question_id") == "q1":
+            record["evidence"][0]["text"] = HOSTILE
+            record["steps"] = []
+        if record.get("error"):
+            record["error"] = "boom\nimport os; os.system('touch pwned') <b>x</b>"
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    write_report(out, baseline="two")
+
+    report = (out / "report.md").read_text(encoding="utf-8")
+    [failure] = [line for line in report.splitlines() if "boom" in line]
+    assert failure.endswith("boom import os; os.system('touch pwned') &lt;b&gt;x&lt;/b&gt;")
+    assert not any(line.startswith("import os") for line in report.splitlines())
+
+    dom, console = open_page(out / "explorer.html", "q=toy/q1")
+    assert console == [] and 'data-ready="yes"' in dom
+    shown = dom.split('id="question"', 1)[1]
+    assert "&lt;script&gt;document.title=" in shown and '<img src="x"' not in shown
+    assert "<title>pwned</title>" not in dom
+
+
+def test_a_report_is_not_written_through_a_planted_link(tmp_path: Path, saver: SqliteSaver) -> None:  # noqa: F811
+    """report.md linked to a file elsewhere (git and tar keep links): the report is refused with one line
+    naming the link, and the file it points at is untouched."""
+    out = tmp_path / "run"
+    run_scripted(out, {"one": Script()}, saver)
+    outside = tmp_path / "bashrc"
+    outside.write_text("untouched\n", encoding="utf-8")
+    (out / "report.md").unlink(missing_ok=True)
+    (out / "report.md").symlink_to(outside)
+    with pytest.raises(LinkedPathError, match=r"report\.md: this file is a symbolic link"):
+        write_report(out, baseline="one")
+    assert outside.read_text(encoding="utf-8") == "untouched\n"

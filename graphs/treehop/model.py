@@ -30,6 +30,7 @@ from torch import nn
 from torch.nn import functional
 
 from stores.errors import HopgraphError
+from stores.files import write_atomic
 
 Variant = Literal["simple", "full", "delta"]
 VARIANTS: tuple[Variant, ...] = ("simple", "full", "delta")
@@ -129,7 +130,7 @@ def save_checkpoint(model: TreeHopUpdate, path: Path) -> None:
     weights) with the model card beside them in the same file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     weights = {name: tensor.detach().to(torch.float16) for name, tensor in model.state_dict().items()}
-    torch.save({"card": asdict(model.card), "weights": weights}, path)
+    write_atomic(path, lambda handle: torch.save({"card": asdict(model.card), "weights": weights}, handle))
 
 
 def load_checkpoint(path: Path, embedding_model: str, dimension: int) -> TreeHopUpdate:

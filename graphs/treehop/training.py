@@ -35,6 +35,7 @@ import torch
 from torch.nn import functional
 
 from graphs.treehop.model import ModelCard, TreeHopUpdate, Variant, load_checkpoint, save_checkpoint
+from stores.files import write_atomic
 
 Progress = Callable[[str, int, int], None]
 
@@ -251,5 +252,6 @@ def train(
     record.parameters = sum(p.numel() for p in model.parameters())
     record.checkpoint_bytes = out.stat().st_size
     record.seconds = round(time.monotonic() - started, 1)
-    out.with_suffix(".json").write_text(json.dumps(asdict(record), indent=2) + "\n", encoding="utf-8")
+    card = (json.dumps(asdict(record), indent=2) + "\n").encode("utf-8")
+    write_atomic(out.with_suffix(".json"), lambda handle: handle.write(card))
     return record
