@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from stores.errors import CorpusError
+
+_log = logging.getLogger("hopgraph")
 
 Scalar = str | int | float | bool
 
@@ -118,11 +121,21 @@ def corpus_hash(docs: list[Document]) -> str:
 
 
 def _load_folder(root: Path) -> list[Document]:
-    """Every .txt/.md file below `root`, skipping hidden files and folders (.git, editor checkpoints)."""
+    """Every .txt/.md file below `root`, skipping hidden files and folders (.git, editor checkpoints).
+
+    A symbolic link is read only when it leads to a file inside `root`: a corpus someone sends may hold
+    `env.txt -> /proc/self/environ`, and what is indexed reaches the LLM provider, answers and results.
+    Links leading outside are skipped and named in a warning."""
     docs = []
+    inside = root.resolve()
     for file in sorted(p for p in root.rglob("*") if p.suffix.lower() in {".txt", ".md"} and p.is_file()):
         rel = file.relative_to(root)
         if any(part.startswith(".") for part in rel.parts):
+            continue
+        if not file.resolve().is_relative_to(inside):
+            _log.warning(
+                "corpus %s: skipped %s, a link to %s outside the corpus folder", root, rel, file.resolve()
+            )
             continue
         text = _read_utf8(file)
         heading = _HEADING.search(text)

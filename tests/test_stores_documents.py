@@ -31,6 +31,24 @@ def test_folder_skips_hidden_paths(tmp_path: Path) -> None:
     assert [d.id for d in load_corpus(tmp_path)] == ["a.md"]
 
 
+
+def test_a_link_out_of_the_corpus_folder_is_skipped_and_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A corpus someone sends may hold `env.txt -> /proc/self/environ`: a link leading outside the folder
+    is not read (what is indexed reaches the LLM provider); a link to a file inside it is."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("API_KEY=sk-not-for-the-index", encoding="utf-8")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# A\nfresh", encoding="utf-8")
+    (corpus / "env.txt").symlink_to(secret)
+    (corpus / "again.md").symlink_to(corpus / "a.md")
+    docs = load_corpus(corpus)
+    assert [d.id for d in docs] == ["a.md", "again.md"]
+    assert not any("sk-not-for-the-index" in d.text for d in docs)
+    assert "skipped env.txt, a link to" in caplog.text and "outside the corpus folder" in caplog.text
+
 def test_jsonl_keeps_extra_scalars_and_drops_nulls() -> None:
     docs = load_corpus(CORPORA / "articles.jsonl")
     assert [d.id for d in docs] == ["espresso", "glacier", "sourdough"]
