@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.state import CompiledStateGraph
 
 from graphs.registry import METHODS, builder, extras_for
@@ -53,13 +54,23 @@ def checkpointer_for(settings: Settings) -> BaseCheckpointSaver:
         return _savers[url]
 
 
+def checkpoint_serializer() -> JsonPlusSerializer:
+    """LangGraph's serializer, reviving only its built-in safe types from a checkpoint row.
+
+    The default rebuilds any importable type named in a row (`os.system` included), so anyone who can
+    write a shared checkpoint database or a copied data folder could run code on `history`, `ask
+    --thread-id` or a resumed `eval`. hopgraph's states hold plain values only (dicts, lists, strings,
+    numbers), so nothing of its own needs reviving; a blocked type comes back as its raw arguments, inert."""
+    return JsonPlusSerializer(allowed_msgpack_modules=None)
+
+
 def _open_saver(url: str) -> BaseCheckpointSaver:
     if url.startswith("sqlite:///"):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         path = Path(url.removeprefix("sqlite:///"))
         path.parent.mkdir(parents=True, exist_ok=True)
-        saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False))
+        saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=checkpoint_serializer())
         saver.setup()
         return saver
     if url.startswith(("postgresql://", "postgres://")):
@@ -73,7 +84,7 @@ def _open_saver(url: str) -> BaseCheckpointSaver:
                 "pip install -e '.[postgres]'."
             ) from exc
         conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-        saver = PostgresSaver(conn)
+        saver = PostgresSaver(conn, serde=checkpoint_serializer())
         saver.setup()
         return saver
     raise ConfigError(f"checkpointer = {url!r}: use sqlite:///PATH or a postgresql:// URL.")

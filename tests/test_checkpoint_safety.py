@@ -1,0 +1,62 @@
+"""A checkpoint row runs no code (issue 40 item 2): LangGraph's default serializer rebuilds any importable
+type a row names, so a row planted in a shared checkpoint database (or a copied data folder) ran its
+command on `hopgraph history THREAD`. hopgraph's savers revive only LangGraph's built-in safe types."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import ormsgpack
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_POS_ARGS, JsonPlusSerializer
+from typer.testing import CliRunner
+
+from hopgraph.api import checkpointer_for
+from hopgraph.cli import app
+from hopgraph.settings import Settings
+
+THREAD = "planted"
+
+
+def plant(database: Path, marker: Path) -> None:
+    """Overwrite the thread's checkpoint with one whose question is `os.system("touch MARKER")`."""
+    with sqlite3.connect(database) as db:
+        [(blob,)] = db.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ?", (THREAD,)).fetchall()
+        checkpoint = ormsgpack.unpackb(blob)
+        command = ormsgpack.packb(["os", "system", [f"touch {marker}"]])
+        checkpoint["channel_values"]["question"] = ormsgpack.Ext(EXT_CONSTRUCTOR_POS_ARGS, command)
+        db.execute(
+            "UPDATE checkpoints SET checkpoint = ? WHERE thread_id = ?", (ormsgpack.packb(checkpoint), THREAD)
+        )
+
+
+def test_a_planted_checkpoint_row_runs_nothing_on_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOPGRAPH_CONFIG", str(tmp_path / "absent.toml"))
+    settings = Settings(data_dir=tmp_path / "data")
+    saver = checkpointer_for(settings)
+    config = {"configurable": {"thread_id": THREAD, "checkpoint_ns": ""}}
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"question": "Where was Marie Curie born?"}
+    saver.put(config, checkpoint, {"source": "input", "step": -1}, {})
+    database = tmp_path / "data" / "checkpoints.sqlite"
+    marker = tmp_path / "ran"
+    plant(database, marker)
+
+    # the row is hostile: LangGraph's default serializer runs its command
+    default = JsonPlusSerializer()
+    with sqlite3.connect(database) as db:
+        [(blob,)] = db.execute("SELECT checkpoint FROM checkpoints WHERE thread_id = ?", (THREAD,)).fetchall()
+    default.loads_typed(("msgpack", blob))
+    assert marker.exists()
+    marker.unlink()
+
+    # hopgraph's saver reads it as inert data, and `history` prints the thread without running anything
+    revived = saver.get_tuple(config)
+    assert revived is not None and revived.checkpoint["channel_values"]["question"] == [f"touch {marker}"]
+    monkeypatch.setenv("HOPGRAPH_DATA_DIR", str(settings.data_dir))
+    shown = CliRunner().invoke(app, ["history", THREAD])
+    assert not marker.exists(), shown.output
