@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +33,6 @@ ACCEPTED_FORMATS = (
 )
 
 _MULTIHOP_METADATA = ("author", "source", "published_at", "category", "url")
-_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#\r]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -120,6 +118,19 @@ def corpus_hash(docs: list[Document]) -> str:
     return digest.hexdigest()
 
 
+def first_heading(text: str) -> str:
+    """The text of the first level-one Markdown heading ("# Title", closing #s and spaces dropped), or "".
+
+    A scan line by line, linear in the text: the regular expression it replaces took 31 s on one
+    32,000-character "# ..." line and hours on a megabyte (issue 40)."""
+    for line in text.split("\n"):
+        if line[:1] == "#" and line[1:2] in (" ", "\t"):
+            title = line[1:].lstrip(" \t").rstrip(" \t#\r")
+            if title:
+                return title
+    return ""
+
+
 def _load_folder(root: Path) -> list[Document]:
     """Every .txt/.md file below `root`, skipping hidden files and folders (.git, editor checkpoints).
 
@@ -138,8 +149,7 @@ def _load_folder(root: Path) -> list[Document]:
             )
             continue
         text = _read_utf8(file)
-        heading = _HEADING.search(text)
-        title = heading.group(1) if heading else file.stem
+        title = first_heading(text) or file.stem
         docs.append(Document(id=rel.as_posix(), title=title, text=text, metadata={"path": rel.as_posix()}))
     return docs
 

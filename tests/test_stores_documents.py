@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from stores.documents import Document, corpus_hash, load_corpus
+from stores.documents import Document, corpus_hash, first_heading, load_corpus
 from stores.errors import CorpusError
 
 CORPORA = Path(__file__).parent / "fixtures" / "corpora"
@@ -169,3 +170,31 @@ def test_corpus_hash_is_order_independent_and_content_sensitive() -> None:
     assert corpus_hash([a, b]) != corpus_hash([a, Document("b", "B", "beta!")])
     assert corpus_hash([a, b]) != corpus_hash([Document("a", "A", "alpha", {"s": "y", "n": 1}), b])
     assert corpus_hash([a]) == corpus_hash([Document("a", "A", "alpha", {"n": 1, "s": "x"})])
+
+
+OLD_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#\r]*$", re.MULTILINE)  # quadratic on a long "# ..." line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Volcanoes of Iceland\nbody",
+        "intro\n\n#  Spaced title ##  \r\nbody",
+        "## Not a title\n# The title\n",
+        "#hashtag\n# Real\n",
+        "# C#\n",
+        "# Foo # bar\n",
+        "#\t Tabbed\t#\n",
+        "no heading at all",
+        "# \n# Second\n",
+    ],
+)
+def test_the_title_is_the_first_level_one_heading(text: str) -> None:
+    old = OLD_HEADING.search(text)
+    assert first_heading(text) == (old.group(1) if old else "")
+
+
+def test_a_megabyte_heading_line_is_read_as_a_title() -> None:
+    """The regular expression this replaced took hours on such a line (issue 40); the scan is linear."""
+    title = "x" * 1_000_000
+    assert first_heading(f"# {title} \n") == title
