@@ -32,7 +32,6 @@ def test_folder_skips_hidden_paths(tmp_path: Path) -> None:
     assert [d.id for d in load_corpus(tmp_path)] == ["a.md"]
 
 
-
 def test_a_link_out_of_the_corpus_folder_is_skipped_and_named(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -49,6 +48,7 @@ def test_a_link_out_of_the_corpus_folder_is_skipped_and_named(
     assert [d.id for d in docs] == ["a.md", "again.md"]
     assert not any("sk-not-for-the-index" in d.text for d in docs)
     assert "skipped env.txt, a link to" in caplog.text and "outside the corpus folder" in caplog.text
+
 
 def test_jsonl_keeps_extra_scalars_and_drops_nulls() -> None:
     docs = load_corpus(CORPORA / "articles.jsonl")
