@@ -13,14 +13,14 @@ the non-null dev queries, with the method's defaults (Multi-Meta-RAG: K = 20 can
   then printed again on those N queries, so they compare on the same questions).
 
 Columns: `filtered` the share of queries given a filter; `right` the share of those whose every gold
-evidence document passes it (its source in the filter's, its date in the filter's range); Recall@4 /
-Recall@10 the mean share of a query's gold facts found in its top 4 / 10 (evals.metrics' matching rules);
-Hits@4 / Hits@10 (official) the share of queries with at least one gold fact in the top 4 / 10, and
-MAP@10 / MRR@10 (official), as MultiHop-RAG's own retrieval_evaluate.py computes them
-(evals.metrics.multihop_rag_official), the metrics Multi-Meta-RAG publishes (Hits@4 0.663 -> 0.792) and
-the only ones to set beside its numbers; hop-F1@10 the hop-conditioned F1 of the 10 kept (one retrieval
-round); ms/query the retrieval time per query without the LLM (extraction by the matcher included, the
-LLM's call excluded).
+evidence document passes it (its source in the filter's, its date on a named day or in the filter's
+range); Recall@4 / Recall@10 the mean share of a query's gold facts found in its top 4 / 10
+(evals.metrics' matching rules); Hits@4 / Hits@10 (official) the share of queries with at least one gold
+fact in the top 4 / 10, and MAP@10 / MRR@10 (official), as MultiHop-RAG's own retrieval_evaluate.py
+computes them (evals.metrics.multihop_rag_official), the metrics Multi-Meta-RAG publishes (Hits@4 0.663
+-> 0.792) and the only ones to set beside its numbers; hop-F1@10 the hop-conditioned F1 of the 10 kept
+(one retrieval round); ms/query the retrieval time per query without the LLM (extraction by the matcher
+included, the LLM's call excluded).
 
 The index is built once under its own name (indexing the corpus embeds 609 articles: minutes on a
 laptop CPU); later runs reuse it, and --index names an existing index to add the extra to instead.
@@ -39,10 +39,9 @@ from evals.datasets import QAExample, load_benchmark
 from evals.metrics import dedupe_spans, hop_prf, multihop_rag_official, recall_at_k
 from evals.runner import evidence_spans
 from hopgraph import Settings, build_graph, index_corpus
-from nodes.state import MetadataFilter
 from stores.documents import Document
 from stores.evidence import Evidence
-from stores.metadata import timestamp
+from stores.metadata import MetadataInfo, MetadataParams, timestamp
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
 KEPT = 10
@@ -112,15 +111,31 @@ def cells(results: Sequence[Scored]) -> list[str]:
     ]
 
 
-def passes(doc: Document, chosen: MetadataFilter) -> bool:
-    """Whether a gold document gets through the filter (the question's filter was right for it)."""
-    if chosen["sources"] and doc.metadata.get("source") not in chosen["sources"]:
+def passes(doc: Document, where: Mapping[str, Any]) -> bool:
+    """Whether a gold document gets through the filter's Chroma `where` (the question's filter was right
+    for it), read as Chroma reads it on the document's source and numeric date."""
+    info = MetadataInfo(params=MetadataParams())
+    stored = {
+        info.params.source_field: doc.metadata.get(info.params.source_field),
+        info.timestamp_field: timestamp(doc.metadata.get(info.params.date_field)),
+    }
+    return admits(where, stored)
+
+
+def admits(where: Mapping[str, Any], stored: Mapping[str, Any]) -> bool:
+    """Chroma's `where` operators that nodes.metadata writes ($and, $or, $in, $gte, $lte) on one record."""
+    [(key, value)] = where.items()
+    if key == "$and":
+        return all(admits(clause, stored) for clause in value)
+    if key == "$or":
+        return any(admits(clause, stored) for clause in value)
+    [(operator, operand)] = value.items()
+    held = stored.get(key)
+    if held is None:
         return False
-    stamp = timestamp(doc.metadata.get("published_at"))
-    day = None if stamp is None else time.strftime("%Y-%m-%d", time.gmtime(stamp))
-    if chosen["date_from"] and (day is None or day < chosen["date_from"]):
-        return False
-    return not (chosen["date_to"] and (day is None or day > chosen["date_to"]))
+    return {"$in": lambda: held in operand, "$gte": lambda: held >= operand, "$lte": lambda: held <= operand}[
+        operator
+    ]()
 
 
 def retrieval(
@@ -147,7 +162,7 @@ def retrieval(
         seconds -= sum(usage["seconds"] for usage in extracted["usage"])
         filtered = extracted["metadata_where"] is not None
         gold_docs = [docs[gold.doc_id] for gold in question.evidence]
-        right = filtered and all(passes(doc, extracted["metadata_filter"]) for doc in gold_docs)
+        right = filtered and all(passes(doc, extracted["metadata_where"]) for doc in gold_docs)
         return scored(question, updates[last]["evidence"], seconds, filtered, right), notes
 
     return one

@@ -56,6 +56,7 @@ class RetrievalContext:
 
 
 MetadataExtractor = Literal["llm", "matcher"]
+DateFilter = Literal["days", "range"]
 
 
 @dataclass(kw_only=True)
@@ -74,6 +75,13 @@ class MetadataFilterContext(RetrievalContext):
         "llm",
         "Who reads the filter from the question: llm (the few-shot extractor; the source-name matcher "
         "stands in when its reply is unusable) or matcher (source names found in the question, no LLM).",
+        added_later=True,
+    )
+    dates: DateFilter = parameter(
+        "days",
+        "How the dates a question names filter: days (each day it names is searched as that day, as "
+        "seed 004's published_at list; a range only where it says after, before or between) or range "
+        "(every date it names spans one inclusive range, hopgraph's earlier filter).",
         added_later=True,
     )
 

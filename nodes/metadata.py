@@ -15,11 +15,11 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime, get_runtime
 
-from nodes.context import MetadataFilterContext, context_of
+from nodes.context import DateFilter, MetadataFilterContext, context_of
 from nodes.llm import LLMGateway
 from nodes.protocols import IndexProvider
 from nodes.state import MetadataFilter
@@ -103,18 +103,50 @@ def _day_start(day: date) -> int:
     return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
 
 
-def where_clause(chosen: MetadataFilter, info: MetadataInfo) -> dict[str, Any] | None:
-    """The Chroma `where` of a checked filter: `$in` on the source field, inclusive whole days on the
-    numeric date field; None for an empty filter."""
+def _days_between(first: date | None, last: date | None, info: MetadataInfo) -> dict[str, Any] | None:
+    """The clause on the numeric date field for whole inclusive days from `first` to `last` (None: open)."""
+    bounds: list[dict[str, Any]] = []
+    if first:
+        bounds.append({info.timestamp_field: {"$gte": _day_start(first)}})
+    if last:
+        bounds.append({info.timestamp_field: {"$lte": _day_start(last + timedelta(days=1)) - 1}})
+    if not bounds:
+        return None
+    return bounds[0] if len(bounds) == 1 else {"$and": bounds}
+
+
+def _date_clause(chosen: MetadataFilter, info: MetadataInfo, dates: DateFilter) -> dict[str, Any] | None:
+    """Which publication dates pass. `days`: an article on any named day or inside the range the question
+    bounds (either, so a range the model also wrote a named day into still admits that day); `range`:
+    one inclusive range over every named date, its side left open where the question only said after (or
+    only before)."""
+    days = [date.fromisoformat(day) for day in chosen["days"]]
+    first = date.fromisoformat(chosen["date_from"]) if chosen["date_from"] else None
+    last = date.fromisoformat(chosen["date_to"]) if chosen["date_to"] else None
+    if dates == "range":
+        low = min([*days, first]) if first else (None if last else min(days, default=None))
+        high = max([*days, last]) if last else (None if first else max(days, default=None))
+        return _days_between(low, high, info)
+    parts = [_days_between(day, day, info) for day in days]
+    if first or last:
+        parts.append(_days_between(first, last, info))
+    clauses = [part for part in parts if part]
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
+
+
+def where_clause(
+    chosen: MetadataFilter, info: MetadataInfo, dates: DateFilter = "days"
+) -> dict[str, Any] | None:
+    """The Chroma `where` of a checked filter: `$in` on the source field and, on the numeric date field,
+    the dates as `dates` reads them (whole inclusive days); None for an empty filter."""
     clauses: list[dict[str, Any]] = []
     if chosen["sources"]:
         clauses.append({info.params.source_field: {"$in": list(chosen["sources"])}})
-    if chosen["date_from"]:
-        start = _day_start(date.fromisoformat(chosen["date_from"]))
-        clauses.append({info.timestamp_field: {"$gte": start}})
-    if chosen["date_to"]:
-        end = _day_start(date.fromisoformat(chosen["date_to"]) + timedelta(days=1)) - 1
-        clauses.append({info.timestamp_field: {"$lte": end}})
+    on_dates = _date_clause(chosen, info, dates)
+    if on_dates:
+        clauses.extend(on_dates["$and"] if set(on_dates) == {"$and"} else [on_dates])
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -128,12 +160,55 @@ def mentions(question: str, source: str) -> bool:
     return any(f" {name_key(form)} " in said for form in _forms(source))
 
 
+DateRole = Literal["day", "from", "to"]
+_DATE_LABEL: dict[DateRole, str] = {"day": "day", "from": "from date", "to": "to date"}
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+    r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_WRITTEN_DATE = re.compile(
+    rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\.?,?\s+\d{{4}}\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b"
+)
+_OPENS = {"after", "since", "from"}  # the word before a date that makes it a lower bound
+_CLOSES = {"before", "until", "till", "by", "to"}  # ... an upper bound
+
+
+def stated_roles(question: str) -> dict[date, DateRole]:
+    """How the question uses each date it writes out, read from the word before it: a lower bound after
+    "after", "since", "from" or "between"; an upper bound after "before", "until", "by", "to" or the
+    "and" that closes a "between"; otherwise a day an article was published ("on", "of", "dated" ...).
+
+    The 1.5B extractor mixes the two up (asked about our own questions, it listed "after November 1,
+    2023" as a day and put "before December 1, 2023" in from), and a day read as the only day keeps out
+    every later article, so where the question's words make a date a bound, that is its role (`check`);
+    a bound the reply gave for a date the question calls a plain day is kept, since it admits that day.
+    """
+    roles: dict[date, DateRole] = {}
+    between = False
+    for match in _WRITTEN_DATE.finditer(question):
+        day = parse_day(re.sub(r"(?<=\d)(?:st|nd|rd|th)|\.", "", match.group(0)))
+        if day is None:
+            continue
+        words = re.findall(r"[a-z]+", question[: match.start()].lower())[-2:]
+        word = words[-1] if words else ""
+        role: DateRole = "day"
+        if word in _OPENS or word == "between" or words == ["later", "than"]:
+            role, between = "from", word == "between"
+        elif (
+            word in _CLOSES or words in (["prior", "to"], ["earlier", "than"]) or (word == "and" and between)
+        ):
+            role, between = "to", False
+        roles[day] = role
+    return roles
+
+
 def check(
     extracted: prompt.ExtractedFilter, info: MetadataInfo, question: str
 ) -> tuple[MetadataFilter, list[str]]:
     """The extracted filter with only what the index can match and the question states: known sources (by
-    normalised name) that the question mentions, parsed dates (none when the index has no dates),
-    from <= to. Notes say what was dropped or changed.
+    normalised name) that the question mentions, parsed days and dates (none when the index has no
+    dates), the days sorted and once each, from <= to. Notes say what was dropped or changed.
 
     A known source the question never mentions is dropped: asked about a question naming no source, the
     1.5B model listed two of the index's (our own question, not a benchmark's), and such a filter hides the
@@ -149,21 +224,35 @@ def check(
             notes.append(f"source {name!r} is not named in the question: dropped")
             known = []
         sources.extend(source for source in known if source not in sources)
-    days: list[date | None] = []
-    for label, text in (("from", extracted.date_from), ("to", extracted.date_to)):
-        day = parse_day(text) if text else None
-        if text and day is None:
-            notes.append(f"{label} date {text!r} is not a date: dropped")
-        if day is not None and not info.dated:
-            notes.append(f"{label} date dropped: the index has no dates")
-            day = None
-        days.append(day)
-    first, last = days
+    stated = stated_roles(question)
+    named: dict[DateRole, list[date]] = {"day": [], "from": [], "to": []}
+    given = [*((text, "day") for text in extracted.days)]
+    given += [
+        (text, role) for text, role in ((extracted.date_from, "from"), (extracted.date_to, "to")) if text
+    ]
+    for text, role in given:
+        label = _DATE_LABEL[role]
+        day = parse_day(text)
+        if day is None:
+            notes.append(f"{label} {text!r} is not a date: dropped")
+            continue
+        if not info.dated:
+            notes.append(f"{label} {text!r} dropped: the index has no dates")
+            continue
+        said = stated.get(day, "day")
+        if said == "day":  # a bound the reply gave for a plain day still admits that day's articles
+            said = role
+        if said != role:
+            notes.append(f"{label} {day.isoformat()} is the question's {_DATE_LABEL[said]}: moved")
+        named[said].append(day)
+    first = min(named["from"], default=None)
+    last = max(named["to"], default=None)
     if first and last and first > last:
         notes.append("from was after to: swapped")
         first, last = last, first
     chosen = MetadataFilter(
         sources=sources,
+        days=sorted({day.isoformat() for day in named["day"]}),
         date_from=first.isoformat() if first else None,
         date_to=last.isoformat() if last else None,
     )
@@ -171,7 +260,7 @@ def check(
 
 
 def _no_filter() -> MetadataFilter:
-    return MetadataFilter(sources=[], date_from=None, date_to=None)
+    return MetadataFilter(sources=[], days=[], date_from=None, date_to=None)
 
 
 def _noted(notes: Iterable[str]) -> list[str]:
@@ -219,7 +308,7 @@ class ExtractMetadata:
                 "stats": {"metadata_filter": 0.0},
             }
         matched = SourceNames(tuple(info.sources)).find_in(question)
-        by_matcher = MetadataFilter(sources=matched, date_from=None, date_to=None)
+        by_matcher = MetadataFilter(sources=matched, days=[], date_from=None, date_to=None)
         update: dict[str, Any] = {"matched_sources": matched, "usage": [], "fallbacks": []}
         chosen, extractor = by_matcher, "matcher"
         if ctx.extractor == "llm":
@@ -240,7 +329,7 @@ class ExtractMetadata:
                     chosen = MetadataFilter(**{**chosen, "sources": matched})
                     extractor = "llm+matcher"
             update["fallbacks"] = _noted(notes)
-        where = where_clause(chosen, info)
+        where = where_clause(chosen, info, ctx.dates)
         return {
             **update,
             "metadata_filter": chosen,

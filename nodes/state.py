@@ -63,10 +63,12 @@ def merge_stats(existing: dict[str, float], new: dict[str, float]) -> dict[str, 
 
 
 class MetadataFilter(TypedDict):
-    """A metadata filter as checked against the index (nodes.metadata): known source names, and inclusive
-    ISO days (None: unbounded)."""
+    """A metadata filter as checked against the index (nodes.metadata): known source names, the ISO days
+    the question names as publication days (seed 004's `published_at` list), and an inclusive ISO range
+    where it says after, before or between (None: unbounded)."""
 
     sources: list[str]
+    days: list[str]
     date_from: str | None
     date_to: str | None
 

@@ -12,7 +12,14 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from nodes.context import MetadataFilterContext
-from nodes.metadata import ExtractMetadata, SourceNames, check, parse_day, where_clause
+from nodes.metadata import (
+    ExtractMetadata,
+    SourceNames,
+    check,
+    parse_day,
+    stated_roles,
+    where_clause,
+)
 from nodes.state import MetadataFilter
 from prompts import metadata as prompt
 from stores.metadata import MetadataExtra, MetadataInfo, MetadataParams, timestamp
@@ -115,7 +122,12 @@ def test_wrong_field_types_are_dropped_field_by_field() -> None:
     assert notes == ["sources was a dict, not a list: no sources"]
     extracted, notes = prompt.parse('{"sources": ["TechCrunch", 3, ""]}')
     assert extracted == prompt.ExtractedFilter(("TechCrunch",))
-    assert notes == ["2 source item(s) that are not names dropped"]
+    assert notes == ["2 item(s) of sources that are not strings dropped"]
+    extracted, notes = prompt.parse('{"sources": [], "days": ["October 2, 2023", 7, "null"], "from": null}')
+    assert extracted == prompt.ExtractedFilter(days=("October 2, 2023",))
+    assert notes == ["1 item(s) of days that are not strings dropped"]
+    extracted, notes = prompt.parse('{"sources": [], "days": "2023-10-02", "from": null, "to": null}')
+    assert extracted == prompt.ExtractedFilter(days=("2023-10-02",)) and notes == []
 
 
 # --- the check against the index, and the Chroma filter ---
@@ -125,7 +137,7 @@ def test_check_keeps_known_sources_and_parsed_dates_and_says_what_it_dropped() -
     question = "Did the Verge and Wired agree, after the article of October 2, 2023?"
     extracted = prompt.ExtractedFilter(("the Verge", "Wired", "The Verge"), "October 2, 2023", "soon")
     chosen, notes = check(extracted, INFO, question)
-    assert chosen == MetadataFilter(sources=["The Verge"], date_from="2023-10-02", date_to=None)
+    assert chosen == MetadataFilter(days=[], sources=["The Verge"], date_from="2023-10-02", date_to=None)
     assert notes == ["source 'Wired' is not in the index: dropped", "to date 'soon' is not a date: dropped"]
 
 
@@ -134,7 +146,7 @@ def test_check_drops_a_known_source_the_question_never_mentions() -> None:
     extracted = prompt.ExtractedFilter(("TechCrunch", "FOX News - Health"), "2023-01-01", "2023-12-31")
     chosen, notes = check(extracted, INFO, question)
     assert chosen == MetadataFilter(
-        sources=["FOX News - Health"], date_from="2023-01-01", date_to="2023-12-31"
+        days=[], sources=["FOX News - Health"], date_from="2023-01-01", date_to="2023-12-31"
     )
     assert notes == ["source 'TechCrunch' is not named in the question: dropped"]
 
@@ -145,8 +157,8 @@ def test_check_swaps_a_reversed_range_and_drops_dates_an_index_without_dates_can
     assert notes == ["from was after to: swapped"]
     undated = MetadataInfo(params=MetadataParams(), sources=SOURCES)
     chosen, notes = check(prompt.ExtractedFilter(("TechCrunch",), "2023-10-01"), undated, "TechCrunch?")
-    assert chosen == MetadataFilter(sources=["TechCrunch"], date_from=None, date_to=None)
-    assert notes == ["from date dropped: the index has no dates"]
+    assert chosen == MetadataFilter(days=[], sources=["TechCrunch"], date_from=None, date_to=None)
+    assert notes == ["from date '2023-10-01' dropped: the index has no dates"]
 
 
 def test_written_and_iso_dates_parse() -> None:
@@ -157,12 +169,12 @@ def test_written_and_iso_dates_parse() -> None:
 
 
 def test_the_where_clause_is_in_on_sources_and_whole_inclusive_days_on_the_numeric_date() -> None:
-    assert where_clause(MetadataFilter(sources=[], date_from=None, date_to=None), INFO) is None
-    assert where_clause(MetadataFilter(sources=["TechCrunch"], date_from=None, date_to=None), INFO) == {
-        "source": {"$in": ["TechCrunch"]}
-    }
+    assert where_clause(MetadataFilter(days=[], sources=[], date_from=None, date_to=None), INFO) is None
+    assert where_clause(
+        MetadataFilter(days=[], sources=["TechCrunch"], date_from=None, date_to=None), INFO
+    ) == {"source": {"$in": ["TechCrunch"]}}
     between = MetadataFilter(
-        sources=["The Verge", "TechCrunch"], date_from="2023-10-02", date_to="2023-10-31"
+        days=[], sources=["The Verge", "TechCrunch"], date_from="2023-10-02", date_to="2023-10-31"
     )
     assert where_clause(between, INFO) == {
         "$and": [
@@ -171,6 +183,101 @@ def test_the_where_clause_is_in_on_sources_and_whole_inclusive_days_on_the_numer
             {"published_at_ts": {"$lte": day("2023-11-01") - 1}},
         ]
     }
+
+
+def test_named_days_are_parsed_sorted_once_each_and_dropped_where_they_cannot_match() -> None:
+    extracted = prompt.ExtractedFilter(
+        ("TechCrunch",), days=("October 30, 2023", "2023-10-07", "2023-10-30", "someday")
+    )
+    chosen, notes = check(extracted, INFO, "Did TechCrunch ... on October 7 and October 30, 2023?")
+    assert chosen["days"] == ["2023-10-07", "2023-10-30"]
+    assert notes == ["day 'someday' is not a date: dropped"]
+    undated = MetadataInfo(params=MetadataParams(), sources=SOURCES)
+    chosen, notes = check(prompt.ExtractedFilter(days=("2023-10-07",)), undated, "On October 7, 2023?")
+    assert chosen["days"] == [] and notes == ["day '2023-10-07' dropped: the index has no dates"]
+
+
+@pytest.mark.parametrize(
+    ("question", "roles"),
+    [
+        (
+            "Did the TechCrunch article of October 7, 2023 and the one on Oct. 30th, 2023 agree?",
+            {"2023-10-07": "day", "2023-10-30": "day"},
+        ),
+        (
+            "Which EVs did TechCrunch call lost in articles published after November 1, 2023?",
+            {"2023-11-01": "from"},
+        ),
+        ("Did Sporting News publish odds before 1 December 2023?", {"2023-12-01": "to"}),
+        (
+            "What did The Verge report between 2023-10-02 and 2023-10-31, and on November 5, 2023?",
+            {"2023-10-02": "from", "2023-10-31": "to", "2023-11-05": "day"},
+        ),
+        (
+            "Was the rate raised prior to September 28, 2023, or later than October 2, 2023?",
+            {"2023-09-28": "to", "2023-10-02": "from"},
+        ),
+        ("Who won the final?", {}),
+    ],
+)
+def test_the_question_says_how_each_written_date_bounds_the_search(
+    question: str, roles: dict[str, str]
+) -> None:
+    assert {day.isoformat(): role for day, role in stated_roles(question).items()} == roles
+
+
+def test_a_day_the_question_makes_a_bound_is_moved_and_a_bound_on_a_plain_day_is_kept() -> None:
+    # what the local 1.5B model replied to our own questions (see stated_roles)
+    after = prompt.ExtractedFilter(("TechCrunch",), days=("2023-11-01",))
+    chosen, notes = check(after, INFO, "Which EVs did TechCrunch drop, in articles after November 1, 2023?")
+    assert (chosen["days"], chosen["date_from"], chosen["date_to"]) == ([], "2023-11-01", None)
+    assert notes == ["day 2023-11-01 is the question's from date: moved"]
+    before = prompt.ExtractedFilter(("Sporting News",), date_from="2023-12-01")
+    chosen, notes = check(before, INFO, "Did Sporting News publish odds before December 1, 2023?")
+    assert (chosen["date_from"], chosen["date_to"]) == (None, "2023-12-01")
+    assert notes == ["from date 2023-12-01 is the question's to date: moved"]
+    # "after the article of October 2": the reply's bound admits that day's article too, so it stays
+    kept = prompt.ExtractedFilter(("The Verge",), date_from="2023-10-02")
+    chosen, notes = check(kept, INFO, "Did The Verge agree, after the article of October 2, 2023?")
+    assert (chosen["days"], chosen["date_from"], notes) == ([], "2023-10-02", [])
+
+
+def whole_day(text: str) -> dict[str, Any]:
+    start = day(text)
+    return {"$and": [{"published_at_ts": {"$gte": start}}, {"published_at_ts": {"$lte": start + 86399}}]}
+
+
+def test_named_days_filter_as_those_days_and_a_bounded_range_as_another_way_in() -> None:
+    two_days = MetadataFilter(
+        sources=["TechCrunch"], days=["2023-10-07", "2023-10-30"], date_from=None, date_to=None
+    )
+    assert where_clause(two_days, INFO) == {
+        "$and": [
+            {"source": {"$in": ["TechCrunch"]}},
+            {"$or": [whole_day("2023-10-07"), whole_day("2023-10-30")]},
+        ]
+    }
+    one_day = MetadataFilter(sources=[], days=["2023-10-07"], date_from=None, date_to=None)
+    assert where_clause(one_day, INFO) == whole_day("2023-10-07")
+    # a day and an open range: an article on the day or after the bound passes
+    day_or_after = MetadataFilter(sources=[], days=["2023-10-07"], date_from="2023-11-01", date_to=None)
+    assert where_clause(day_or_after, INFO) == {
+        "$or": [whole_day("2023-10-07"), {"published_at_ts": {"$gte": day("2023-11-01")}}]
+    }
+
+
+def test_the_range_reading_spans_every_named_date_and_keeps_an_open_side_open() -> None:
+    two_days = MetadataFilter(sources=[], days=["2023-10-07", "2023-10-30"], date_from=None, date_to=None)
+    assert where_clause(two_days, INFO, "range") == {
+        "$and": [
+            {"published_at_ts": {"$gte": day("2023-10-07")}},
+            {"published_at_ts": {"$lte": day("2023-10-31") - 1}},
+        ]
+    }
+    after = MetadataFilter(sources=[], days=["2023-10-30"], date_from="2023-10-07", date_to=None)
+    assert where_clause(after, INFO, "range") == {"published_at_ts": {"$gte": day("2023-10-07")}}
+    before = MetadataFilter(sources=[], days=["2023-10-07"], date_from=None, date_to="2023-10-30")
+    assert where_clause(before, INFO, "range") == {"published_at_ts": {"$lte": day("2023-10-31") - 1}}
 
 
 # --- the extractor node: LLM or matcher, and which one is in the state ---
@@ -213,7 +320,7 @@ def test_the_llm_filter_is_checked_and_used_and_its_prompt_lists_the_index_sourc
     update, prompts = extract(question, reply)
     assert update["metadata_extractor"] == "llm"
     assert update["metadata_filter"] == MetadataFilter(
-        sources=["The Verge", "TechCrunch"], date_from="2023-10-02", date_to="2023-10-31"
+        days=[], sources=["The Verge", "TechCrunch"], date_from="2023-10-02", date_to="2023-10-31"
     )
     assert update["matched_sources"] == ["TechCrunch", "The Verge"]
     assert update["metadata_where"]["$and"][0] == {"source": {"$in": ["The Verge", "TechCrunch"]}}
@@ -241,7 +348,7 @@ def test_a_reply_naming_no_known_source_takes_the_matchers_sources_and_keeps_its
     update, _ = extract(question, '{"sources": ["Verge News"], "from": "2023-10-02", "to": null}')
     assert update["metadata_extractor"] == "llm+matcher"
     assert update["metadata_filter"] == MetadataFilter(
-        sources=["TechCrunch", "The Verge"], date_from="2023-10-02", date_to=None
+        days=[], sources=["TechCrunch", "The Verge"], date_from="2023-10-02", date_to=None
     )
     assert update["fallbacks"] == [
         "extract_metadata: source 'Verge News' is not in the index: dropped",
@@ -260,7 +367,10 @@ def test_a_malformed_reply_falls_back_to_the_matcher_and_says_so() -> None:
 
 
 def test_a_reply_copying_the_prompts_example_twice_is_blanked_and_the_matcher_used() -> None:
-    copied = '{"sources": ["The Copper Valley Courier"], "from": "2021-03-04", "to": null}'
+    copied = (
+        '{"sources": ["The Copper Valley Courier"], "days": ["2021-03-04", "2021-03-09"], "from": null, '
+        '"to": null}'
+    )
     update, prompts = extract("Did The Guardian report the transfer?", copied)
     assert len(prompts) == 2  # asked once more after the first echo
     assert update["usage"][0]["echoes"] == 2 and update["metadata_extractor"] == "matcher"

@@ -25,10 +25,9 @@ from stores.metadata import MetadataExtra, timestamp
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
 from tests.test_naive_local import QUESTION
 
-SOURCE_OF = {
-    record["id"]: record["source"]
-    for record in map(json.loads, SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines())
-}
+RECORDS = [json.loads(line) for line in SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines()]
+SOURCE_OF = {record["id"]: record["source"] for record in RECORDS}
+DAY_OF = {record["id"]: record["published_at"][:10] for record in RECORDS}
 BOTH = '{"sources": ["TechCrunch", "the Verge"], "from": null, "to": null}'
 UNNAMED = "What did the senators discuss at the second AI Insight Forum?"  # names no source
 
@@ -107,6 +106,7 @@ def test_multimeta_filters_reranks_keeps_ten_and_reads_six(services: Any, meta_i
     assert final["metadata_extractor"] == "llm"
     assert final["metadata_filter"] == {
         "sources": ["TechCrunch", "The Verge"],
+        "days": [],
         "date_from": None,
         "date_to": None,
     }
@@ -222,3 +222,24 @@ def test_naive_rag_filters_by_metadata_only_when_switched_on(services: Any, meta
     assert all(SOURCE_OF[item["doc_id"]] == "TechCrunch" for item in final["evidence"])
     published = {json.loads(line)["id"]: json.loads(line)["published_at"] for line in SAMPLE_CORPUS.open()}
     assert all(published[item["doc_id"]] >= "2023-11-01" for item in final["evidence"])
+
+
+def test_days_the_question_names_are_searched_as_those_days_and_range_spans_them(
+    services: Any, meta_index: str
+) -> None:
+    question = "Did the TechCrunch article of October 1, 2023 and the one of November 30, 2023 agree?"
+    reply = (
+        '{"sources": ["TechCrunch"], "days": ["2023-10-01", "November 30, 2023"], "from": null, "to": null}'
+    )
+    days: dict[str, set[str]] = {}
+    for dates in ("days", "range"):
+        context = MultiMetaContext(index=meta_index, dates=dates)
+        _, updates, final, _ = run(multimeta.build, services, replies(reply), context, question)
+        assert final["metadata_filter"]["days"] == ["2023-10-01", "2023-11-30"]
+        candidates = updates["retrieve"]["gathered"]
+        assert {SOURCE_OF[item["doc_id"]] for item in candidates} == {"TechCrunch"}
+        days[dates] = {DAY_OF[item["doc_id"]] for item in candidates}
+    # the original's published_at list: only articles of those two days
+    assert days["days"] == {"2023-10-01", "2023-11-30"}
+    # one range over both: TechCrunch's November 3 and 11 articles come in as well
+    assert days["range"] == {"2023-10-01", "2023-11-03", "2023-11-11", "2023-11-30"}

@@ -39,3 +39,28 @@ def test_multimeta_filters_by_the_sources_the_question_names_and_answers(setting
     assert {usage["role"] for usage in out["usage"][1:]} == {"generator"}
     assert exact_match(out["answer"], ["Cybertruck", "Tesla Cybertruck"]) == 1.0, (out["answer"], out)
     assert out["answer_outcome"] == "answered"
+
+
+@pytest.mark.llm
+def test_the_real_extractor_lists_the_named_days_and_only_those_days_are_searched(settings: Settings) -> None:
+    index_corpus(SAMPLE_CORPUS, "sample_meta", settings, method="multimeta")
+    records = [json.loads(line) for line in SAMPLE_CORPUS.read_text().splitlines()]
+    day_of = {record["id"]: record["published_at"][:10] for record in records}
+    graph = build_graph("multimeta", settings, checkpointer=False)
+    question = (
+        "Did the TechCrunch article of October 1, 2023 and the one of November 30, 2023 discuss startups?"
+    )
+    updates: dict = {}
+    for chunk in graph.stream(
+        {"question": question}, context={"index": "sample_meta"}, stream_mode="updates"
+    ):
+        updates.update(chunk)
+        if "retrieve" in chunk:
+            break
+    extracted = updates["extract_metadata"]
+    assert extracted["metadata_extractor"] == "llm", extracted["fallbacks"]
+    assert extracted["metadata_filter"]["days"] == ["2023-10-01", "2023-11-30"], extracted
+    assert {day_of[item["doc_id"]] for item in updates["retrieve"]["gathered"]} == {
+        "2023-10-01",
+        "2023-11-30",
+    }
