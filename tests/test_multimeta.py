@@ -135,20 +135,23 @@ def test_what_the_filter_leaves_is_all_there_is_unless_refill_is_on(services: An
     to K, filtered hits first."""
     index = services.indexes.open(meta_index)
     engadget = {"source": {"$in": ["Engadget"]}}
-    few = search_evidence(index, UNNAMED, 20, 1, mode="dense", where=engadget)
+    on_the_day = "What did the senators discuss at the second AI Insight Forum, reported on October 25, 2023?"
+    few = search_evidence(index, on_the_day, 20, 1, mode="dense", where=engadget)
     assert 0 < len(few) < 8  # one Engadget article: fewer chunks than a K' of 8
 
     # October 25, 2023: the Engadget article's day, the only article of that day
     reply = replies('{"sources": [], "from": "2023-10-25", "to": "2023-10-25"}')
-    _, updates, final, _ = run(multimeta.build, services, reply, MultiMetaContext(index=meta_index), UNNAMED)
+    _, updates, final, _ = run(
+        multimeta.build, services, reply, MultiMetaContext(index=meta_index), on_the_day
+    )
     assert updates["retrieve"]["gathered"] == few and not final.get("fallbacks")
 
     context = MultiMetaContext(index=meta_index, answer_k=8, refill=True)
-    _, updates, final, _ = run(multimeta.build, services, reply, context, UNNAMED)
+    _, updates, final, _ = run(multimeta.build, services, reply, context, on_the_day)
     gathered = updates["retrieve"]["gathered"]
     assert gathered[: len(few)] == few and len(gathered) == 20  # the filtered hits first, then the rest
     rest = search_evidence(
-        index, UNNAMED, 20 - len(few), 1, mode="dense", exclude={item["id"] for item in few}
+        index, on_the_day, 20 - len(few), 1, mode="dense", exclude={item["id"] for item in few}
     )
     assert gathered[len(few) :] == rest
     assert final["fallbacks"] == [
@@ -157,14 +160,15 @@ def test_what_the_filter_leaves_is_all_there_is_unless_refill_is_on(services: An
     ]
 
     # a date range with no article at all: nothing to read, said so; with refill, all unfiltered
+    in_2021 = "What did the senators discuss at the second AI Insight Forum in 2021?"
     empty = replies('{"sources": [], "from": "2021-01-01", "to": "2021-12-31"}')
-    _, updates, final, _ = run(multimeta.build, services, empty, MultiMetaContext(index=meta_index), UNNAMED)
+    _, updates, final, _ = run(multimeta.build, services, empty, MultiMetaContext(index=meta_index), in_2021)
     assert final["metadata_extractor"] == "llm"
     assert updates["retrieve"]["gathered"] == [] and final["evidence"] == []
     assert final["fallbacks"][0] == "retrieve: the metadata filter left no passage"
     context = MultiMetaContext(index=meta_index, refill=True)
-    _, updates, final, _ = run(multimeta.build, services, empty, context, UNNAMED)
-    assert updates["retrieve"]["gathered"] == search_evidence(index, UNNAMED, 20, 1, mode="dense")
+    _, updates, final, _ = run(multimeta.build, services, empty, context, in_2021)
+    assert updates["retrieve"]["gathered"] == search_evidence(index, in_2021, 20, 1, mode="dense")
     assert final["fallbacks"] == [
         "retrieve: the metadata filter left 0 passage(s), fewer than 6; unfiltered search added 20"
     ]
