@@ -8,10 +8,15 @@ scores those replies with the evaluation's metrics (the same SQuAD rules the pee
 with the methods of an evaluation run on the same questions by the paired bootstrap.
 
     .venv/bin/python -m benchmarks.answer_peer hotpotqa --run runs/after-hotpotqa-50 --limit 50 \
-        [--against runs/before-hotpotqa-50]
+        [--against runs/before-hotpotqa-50] [--peer-out runs/peer/hotpotqa.jsonl]
 
 The peer's replies go to RUN/peer-answers.jsonl and are read from there on a re-run (the peer takes about
-5 s a question); `--fresh` runs it again.
+5 s a question); `--fresh` runs it again; `--peer-out` reads the file the peer's own `--out` wrote instead.
+
+Besides EM / F1 and the paired differences (bootstrap intervals; p the exact McNemar test on EM), each row
+says where answers lose for their form: mean words per answer, the share longer than the closest gold
+answer by more than three words, and of the questions the peer got right and the answerer wrong, how many
+had a gold answer inside the answer (right, but not as the span EM credits).
 """
 
 from __future__ import annotations
@@ -27,9 +32,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from evals.metrics import exact_match, token_f1
+from evals.metrics import exact_match, normalize_answer, token_f1
 from evals.runner import latest_results, read_records, results_path
-from evals.stats import bootstrap_ci, paired_difference
+from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph import Settings
 from hopgraph.local_model import ensure_gguf
 
@@ -38,6 +43,7 @@ PEER = SHARED / "peers" / "plain_rag_answer_peer.py"
 DATA_FILES = {
     "hotpotqa": SHARED / "data" / "hotpotqa" / "hotpot_dev_distractor_v1.json",
     "musique": SHARED / "data" / "musique" / "musique_ans_v1.0_dev.jsonl",
+    "2wikimultihopqa": SHARED / "data" / "2wikimultihopqa" / "2wikimultihopqa_dev_200.jsonl",
 }
 PEER_FILE = "peer-answers.jsonl"
 
@@ -117,15 +123,18 @@ def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]])
     lines = [
         f"Questions: {len(peer_rows)} ({dataset}); peer = plain dense RAG answer peer, same embedded model.",
         "",
-        "| answerer | n | EM | F1 | EM - peer | F1 - peer | echoes | most frequent predictions |",
-        "|---|---|---|---|---|---|---|---|",
+        "| answerer | n | EM | F1 | EM - peer | p | F1 - peer | words | > gold + 3 | lost, gold inside |"
+        " echoes | most frequent predictions |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    peer_em = [exact_match(row["rag"], row["gold_answers"]) for row in peer_rows]
-    peer_f1 = [token_f1(row["rag"], row["gold_answers"]) for row in peer_rows]
-    peer_top = Counter(row["rag"] for row in peer_rows).most_common(3)
+    golds = [row["gold_answers"] for row in peer_rows]
+    peer_answers = [row["rag"] for row in peer_rows]
+    peer_em = [exact_match(pred, gold) for pred, gold in zip(peer_answers, golds, strict=True)]
+    peer_f1 = [token_f1(pred, gold) for pred, gold in zip(peer_answers, golds, strict=True)]
     lines.append(
         f"| peer (rag) | {len(peer_rows)} | {_pct(*bootstrap_ci(peer_em))} | {_pct(*bootstrap_ci(peer_f1))}"
-        f" | | | – | {_top(peer_top)} |"
+        f" | | | | {_form(peer_answers, golds, peer_em, peer_em)} | – |"
+        f" {_top(Counter(peer_answers).most_common(3))} |"
     )
     scores: dict[str, list[tuple[str, list[float | None], list[float | None]]]] = {}
     for run_dir in run_dirs:
@@ -137,15 +146,17 @@ def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]])
                 e, f = _scores(pred, row["gold_answers"])
                 em.append(e)
                 f1.append(f)
+                predictions.append(pred)
                 if record:
                     echoes += int((record.get("llm") or {}).get("echoes", 0))
-                    predictions.append(pred)
             scores.setdefault(method, []).append((run_dir.name, em, f1))
             n = sum(e is not None for e in em)
+            answered = [pred for pred in predictions if pred is not None]
             lines.append(
                 f"| {method} ({run_dir.name}) | {n} | {_pct(*bootstrap_ci(em))} | {_pct(*bootstrap_ci(f1))}"
-                f" | {_pct(*paired_difference(em, peer_em))} | {_pct(*paired_difference(f1, peer_f1))}"
-                f" | {echoes} | {_top(Counter(predictions).most_common(3))} |"
+                f" | {_pct(*paired_difference(em, peer_em))} | {mcnemar_exact(em, peer_em):.3f}"
+                f" | {_pct(*paired_difference(f1, peer_f1))} | {_form(predictions, golds, em, peer_em)}"
+                f" | {echoes} | {_top(Counter(answered).most_common(3))} |"
             )
     for method, runs in scores.items():
         if len(runs) > 1:
@@ -155,6 +166,28 @@ def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]])
                 f"{_pct(*paired_difference(em1, em0))}, F1 {_pct(*paired_difference(f11, f10))}"
             )
     return "\n".join(lines)
+
+
+def _form(
+    predictions: list[str | None], golds: list[list[str]], em: list[float | None], peer_em: list[float | None]
+) -> str:
+    """Three cells on the answers' form: mean words, the share longer than the closest gold by more than
+    three words, and "k of n": of the n questions the peer got right and these answers wrong, the k whose
+    answer holds a gold answer inside it."""
+    pairs = [(pred, gold) for pred, gold in zip(predictions, golds, strict=True) if pred is not None]
+    words = [len(pred.split()) for pred, _ in pairs]
+    longer = [len(pred.split()) > min(len(g.split()) for g in gold) + 3 for pred, gold in pairs]
+    lost = [
+        (pred, gold)
+        for pred, gold, mine, theirs in zip(predictions, golds, em, peer_em, strict=True)
+        if pred is not None and theirs == 1.0 and mine == 0.0
+    ]
+    inside = sum(
+        any(f" {normalize_answer(g)} " in f" {normalize_answer(pred)} " for g in gold) for pred, gold in lost
+    )
+    mean_words = sum(words) / len(words) if words else 0.0
+    share = 100 * sum(longer) / len(longer) if longer else 0.0
+    return f"{mean_words:.1f} | {share:.0f}% | {inside} of {len(lost)}"
 
 
 def _top(counts: list[tuple[str, int]]) -> str:
@@ -180,10 +213,15 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--fresh", action="store_true", help="run the peer again even if its answers exist")
+    parser.add_argument("--peer-out", type=Path, help="the peer's own --out file to read its answers from")
     args = parser.parse_args()
-    stored = args.run / PEER_FILE
+    stored = args.peer_out or args.run / PEER_FILE
     if stored.exists() and not args.fresh:
         rows = [json.loads(line) for line in stored.read_text(encoding="utf-8").splitlines() if line]
+        # the peer's --out keeps each mode's answer with its scores; ours keeps the answer alone
+        rows = [
+            {**row, "rag": row["rag"]["prediction"]} if isinstance(row["rag"], dict) else row for row in rows
+        ]
     else:
         rows, summary = run_peer(args.dataset, args.limit, args.k)
         print(f"peer summary: {json.dumps(summary)}")

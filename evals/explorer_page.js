@@ -105,6 +105,7 @@ function questionView(key) {
       el("h3", {}, method, " ", el("span", { class: r.em ? "right" : "wrong" },
         r.em ? "right" : "wrong"), ` F1 ${(100 * r.f1).toFixed(1)} · ${r.cell}`),
       el("p", {}, "Answer: ", el("b", { class: "answer" }, r.prediction), r.outcome ? ` (${r.outcome})` : ""),
+      r.sentence ? el("p", { class: "sentence" }, `Cut (${r.shortening}) from the reply: `, el("q", {}, r.sentence)) : null,
       r.fallbacks.length ? el("ul", { class: "fallbacks" }, r.fallbacks.map((f) => el("li", {}, f))) : null,
       el("div", { class: "steps" }, r.steps.map((step) => stepView(step, goldIds)))));
   return el("div", { id: "question", "data-key": q.key },

@@ -455,6 +455,8 @@ def _attempt(
             ),
             llm=_usage_totals(values.get("usage") or []),
             outcome=outcome,
+            answer_sentence=values.get("answer_sentence"),
+            answer_shortening=values.get("answer_shortening"),
             fallbacks=list(values.get("fallbacks") or []),
             stats=stats,
             steps=record_steps(thread_steps(graph, config), evidence) if graph.checkpointer else [],

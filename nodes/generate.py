@@ -17,10 +17,52 @@ from prompts.echo import EchoGuard
 # best_span: a refusal replaced by the reply to one nudge for the best answer from the evidence;
 # refused: a refusal with no evidence to answer from, or a second refusal (the answer is then empty).
 AnswerOutcome = Literal["answered", "unanswerable", "best_span", "refused"]
+# How a reply longer than a short span became the answer (`answer_shortening`; the reply itself is kept as
+# `answer_sentence`): yes_no, the Yes / No a yes-no question's reply opens with; restatement, the words
+# after the verb of a reply that restates the question; model, the generator's own words when asked which
+# words of its reply answer; kept, none of these gave a usable span and the reply stands.
+Shortening = Literal["yes_no", "restatement", "model", "kept"]
+SHORTEN_TOKENS = 24  # a span, never a sentence
+
+
+def shortened(llm: LLMGateway, question: str, conversation: Sequence[BaseMessage], text: str) -> dict:
+    """The update that makes `text`, the cleaned last reply of `conversation`, the short span the benchmarks
+    score (EM and F1 credit "Rome", not "Ronzalli left Venice for the conclave in Rome"); empty when it
+    already is one (at most `answer.SHORT_WORDS` words, and not a Yes / No with more after it).
+
+    Rules first, since they cost nothing and cannot invent: the Yes / No a yes-no question's reply opens
+    with; the words after the verb of a reply that restates the question. Otherwise the generator is
+    asked, the conversation continued so its KV prefix is reused, to copy the words of its reply that
+    answer the question; a reply that is empty, a refusal, an echo or no shorter is not used and the
+    sentence stands, recorded in `fallbacks`.
+    """
+    said = answer.yes_no(question, text)
+    if said is not None:
+        return {} if said == text.lower() else _shortened(text, said, "yes_no")
+    if len(text.split()) <= answer.SHORT_WORDS:
+        return {}
+    restated = answer.after_restatement(question, text)
+    if restated:
+        return _shortened(text, restated, "restatement")
+    asked = [*conversation, HumanMessage(answer.shorten_request(question))]
+    reply = llm.complete("generator", asked, max_tokens=SHORTEN_TOKENS, guard=answer.GUARD)
+    short = answer.clean(reply.text)
+    if short and not answer.is_refusal(short) and len(short.split()) < len(text.split()):
+        return {**_shortened(text, short, "model"), "usage": [reply.usage]}
+    return {
+        **_shortened(text, text, "kept"),
+        "usage": [reply.usage],
+        "fallbacks": [f"shorten: asked which words answer, the model replied {short!r}: the reply kept"],
+    }
+
+
+def _shortened(sentence: str, span: str, how: Shortening) -> dict:
+    return {"answer": span, "answer_sentence": sentence, "answer_shortening": how}
 
 
 def final_answer(
     llm: LLMGateway,
+    question: str,
     messages: Sequence[BaseMessage],
     *,
     max_tokens: int,
@@ -32,22 +74,29 @@ def final_answer(
 
     A refusal ("Insufficient information.") scores as a miss even when the evidence holds the answer, so
     unless the method keeps refusals on purpose it is asked once more, reply and nudge appended (the KV
-    prefix is reused), for its best answer; a second refusal leaves the answer empty and says so.
+    prefix is reused), for its best answer; a second refusal leaves the answer empty and says so. An
+    answer longer than a short span is then cut to one (`shortened`).
     """
     reply = llm.complete("generator", messages, max_tokens=max_tokens, guard=guard)
     text, usage = answer.clean(reply.text), [reply.usage]
+    conversation = [*messages, AIMessage(reply.text)]
     outcome: AnswerOutcome = "answered"
     if answer.is_refusal(text):
         outcome = "unanswerable" if unanswerable else "refused"
         if not unanswerable and has_evidence:
-            nudged = [*messages, AIMessage(reply.text), HumanMessage(answer.REFUSAL_NUDGE)]
-            retry = llm.complete("generator", nudged, max_tokens=max_tokens, guard=guard)
+            conversation = [*conversation, HumanMessage(answer.REFUSAL_NUDGE)]
+            retry = llm.complete("generator", conversation, max_tokens=max_tokens, guard=guard)
             usage.append(retry.usage)
+            conversation.append(AIMessage(retry.text))
             text = answer.clean(retry.text)
             outcome = "refused" if answer.is_refusal(text) else "best_span"
         if outcome == "refused":
             text = ""
-    return {"answer": text, "answer_outcome": outcome, "usage": usage}
+    update: dict[str, Any] = {"answer": text, "answer_outcome": outcome, "usage": usage}
+    if outcome in ("answered", "best_span"):
+        cut = shortened(llm, question, conversation, text)
+        update |= {**cut, "usage": usage + cut.get("usage", [])}
+    return update
 
 
 class Generate:
@@ -68,6 +117,7 @@ class Generate:
         evidence = state.get(self.passages, [])
         answered = final_answer(
             self.llm,
+            state["question"],
             answer.messages(state["question"], evidence, unanswerable=ctx.unanswerable),
             max_tokens=ctx.max_answer_tokens,
             guard=answer.GUARD,

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from nodes.context import IntegrationMode, context_of
-from nodes.generate import final_answer
+from nodes.generate import final_answer, shortened
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.state import SubQuestionsState
@@ -89,21 +90,23 @@ class Integrate:
                 (sub["question"], sub["answer"] if sub["answered"] else None)
                 for sub in state.get("solved", [])
             ]
+            asked = integrate.messages(question, steps)
             reply = self.llm.complete(
-                "generator",
-                integrate.messages(question, steps),
-                max_tokens=ctx.max_answer_tokens,
-                guard=integrate.GUARD,
+                "generator", asked, max_tokens=ctx.max_answer_tokens, guard=integrate.GUARD
             )
             text = answer.clean(reply.text)
-            if not answer.is_refusal(text) or ctx.unanswerable:
-                outcome = "unanswerable" if answer.is_refusal(text) else "answered"
-                return {"answer": text, "answer_outcome": outcome, "usage": [reply.usage]}
+            if answer.is_refusal(text) and ctx.unanswerable:
+                return {"answer": text, "answer_outcome": "unanswerable", "usage": [reply.usage]}
+            if not answer.is_refusal(text):
+                cut = shortened(self.llm, question, [*asked, AIMessage(reply.text)], text)
+                answered = {"answer": text, "answer_outcome": "answered", **cut}
+                return {**answered, "usage": [reply.usage, *cut.get("usage", [])]}
             usage.append(reply.usage)
             fallbacks.append("integrate: the sub-answers gave no answer; answered from the contexts")
         passages = rerank_within(self.reranker, question, state.get("evidence", []), ctx.word_limit)
         update = final_answer(
             self.llm,
+            question,
             answer.messages(question, passages, unanswerable=ctx.unanswerable),
             max_tokens=ctx.max_answer_tokens,
             guard=answer.GUARD,

@@ -82,7 +82,9 @@ class QuestionInput(TypedDict):
 class AnswerOutput(TypedDict, total=False):
     """What a run returns: the answer and the evidence that supported it.
 
-    `answer_outcome` says how the answer came about (nodes.generate.AnswerOutcome); `fallbacks` lists every
+    `answer_outcome` says how the answer came about (nodes.generate.AnswerOutcome); where the reader's reply
+    was longer than a short span, `answer_sentence` keeps it and `answer_shortening` says how the answer was
+    cut from it (nodes.generate.Shortening); `fallbacks` lists every
     model reply a parser could not use and what it did instead, one "node: what happened" line each.
     `stats` holds what a method measures of its own run and a paper reports, by name (ReSP's iterations
     and compression ratio, IR-CoT's reasoning steps ...): the evaluation report averages each per method;
@@ -93,6 +95,8 @@ class AnswerOutput(TypedDict, total=False):
 
     answer: str
     answer_outcome: str
+    answer_sentence: str
+    answer_shortening: str
     evidence: list[Evidence]
     read: list[str]
     usage: list[LLMUsage]
@@ -108,6 +112,8 @@ class QAState(TypedDict, total=False):
     read: list[str]
     answer: str
     answer_outcome: str
+    answer_sentence: str
+    answer_shortening: str
     usage: Annotated[list[LLMUsage], operator.add]
     fallbacks: Annotated[list[str], operator.add]
     stats: Annotated[dict[str, float], merge_stats]

@@ -38,8 +38,16 @@ UNANSWERABLE_INSTRUCTION = f"If the passages do not answer the question, reply: 
 # Asked after a refusal when the method has evidence: its best span is worth more than a certain miss.
 REFUSAL_NUDGE = "Give your best answer from the passages even if you are unsure, as briefly as possible."
 
+# Asked after a reply longer than SHORT_WORDS, the question repeated: the words of the reply the
+# benchmarks score. It asks for a part of the reply, not a new answer, and names no kind of answer (a named
+# kind is what the 1.5B model copies). Without the question repeated ("Which words of your reply answer the
+# question?") the model answered "Venice, Rome" for "Rome" and "reopened" for a date on our own examples;
+# with it, the span each time.
+SHORTEN = "Copy from your reply only the words that answer this question."
+SHORT_WORDS = 4
+
 GUARD = EchoGuard(
-    own_text=(SYSTEM, INSTRUCTION, UNANSWERABLE_INSTRUCTION, REFUSAL_NUDGE, CUE),
+    own_text=(SYSTEM, INSTRUCTION, UNANSWERABLE_INSTRUCTION, REFUSAL_NUDGE, SHORTEN, CUE),
     allowed=frozenset({"yes", "no", normalise(UNANSWERABLE)}),
 )
 
@@ -78,6 +86,11 @@ def messages(question: str, evidence: Sequence[Evidence], *, unanswerable: bool 
     ]
 
 
+def shorten_request(question: str) -> str:
+    """The follow-up turn that asks for the span inside the reader's own reply (`SHORTEN`)."""
+    return f"Question: {question}\n{SHORTEN}\n{CUE}"
+
+
 def clean(text: str) -> str:
     """The reply's first non-empty line without a leading "Answer:" label or trailing punctuation.
 
@@ -96,3 +109,86 @@ def is_refusal(text: str) -> bool:
         or said in _REFUSAL_REPLIES
         or any(f"{said} ".startswith(f"{phrase} ") for phrase in _REFUSAL_STARTS)
     )
+
+
+# The first word of a question that is answered yes or no ("Is ...", "Did ...", "Were ...").
+_AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+    ]
+)
+_YES_NO_START = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+# "... was Shirley Temple", "... is located in Paris": the verb after which a restating sentence answers.
+_COPULA = re.compile(r"\s(?:is|are|was|were)\s", re.IGNORECASE)
+_STOP_WORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "and",
+        "or",
+        "who",
+        "what",
+        "which",
+        "whom",
+        "whose",
+        "did",
+        "does",
+        "is",
+        "was",
+    ]
+)
+
+
+def is_yes_no_question(question: str) -> bool:
+    """Whether the question asks yes or no: it opens with an auxiliary verb and offers no choice ("Is X or
+    Y older?" asks for X or Y)."""
+    words = normalise(question).split()
+    return bool(words) and words[0] in _AUXILIARIES and "or" not in words
+
+
+def yes_no(question: str, reply: str) -> str | None:
+    """ "yes" / "no" for a yes-no question whose reply starts with that word ("Yes, both are ..."); None
+    otherwise (the benchmarks score the bare word)."""
+    match = _YES_NO_START.match(reply)
+    return match.group(1).lower() if match and is_yes_no_question(question) else None
+
+
+def after_restatement(question: str, reply: str) -> str | None:
+    """The part of a reply that restates the question and then answers it, after its last "is / was / are
+    / were" ("The woman who portrayed Corliss Archer in Kiss and Tell was Shirley Temple" -> "Shirley
+    Temple"); None when no such verb follows a restatement (at least half the words before it, other than
+    stop words, are the question's) or nothing short follows it."""
+    asked = set(normalise(question).split())
+    for match in reversed(list(_COPULA.finditer(reply))):
+        before = [word for word in normalise(reply[: match.start()]).split() if word not in _STOP_WORDS]
+        rest = clean(reply[match.end() :])
+        if before and sum(word in asked for word in before) * 2 >= len(before):
+            return rest if rest and len(rest.split()) <= SHORT_WORDS else None
+    return None

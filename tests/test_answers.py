@@ -129,7 +129,7 @@ def rendered_prompts() -> dict[str, str]:
         "metadata": metadata.messages(QUESTION, ["TechCrunch", "The Verge"]),
     }
     text = {name: "\n".join(str(m.content) for m in msgs) for name, msgs in renders.items()}
-    return {**text, "refusal nudge": answer.REFUSAL_NUDGE}
+    return {**text, "refusal nudge": answer.REFUSAL_NUDGE, "shorten": answer.shorten_request(QUESTION)}
 
 
 @pytest.mark.parametrize("name", sorted(rendered_prompts()))
@@ -195,6 +195,94 @@ def test_without_evidence_a_refusal_is_not_retried() -> None:
     gateway, model = scripted_gateway(lambda prompt: "Unknown")
     out = Generate(gateway)({"question": QUESTION, "evidence": []}, Runtime(RetrievalContext()))
     assert (out["answer"], out["answer_outcome"], len(model.prompts)) == ("", "refused", 1)
+
+
+# ---- answers as short as the benchmarks score them: the rules, and the model asked as the last resort
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "expected"),
+    [
+        ("Were Scott Derrickson and Ed Wood of the same nationality?", "Yes, both are American.", "yes"),
+        ("Did the film win an award?", "No. It was nominated only.", "no"),
+        ("Is the Nile or the Amazon longer?", "Yes, the Nile", None),  # a choice, not yes / no
+        ("Who directed Jaws?", "Yes Man director", None),  # not a yes-no question
+    ],
+)
+def test_a_yes_no_question_is_answered_by_the_word_its_reply_opens_with(
+    question: str, reply: str, expected: str | None
+) -> None:
+    assert answer.yes_no(question, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "expected"),
+    [
+        (
+            "What government position was held by the woman who portrayed Corliss Archer in Kiss and Tell?",
+            "The woman who portrayed Corliss Archer in the film Kiss and Tell was Shirley Temple",
+            "Shirley Temple",
+        ),
+        (
+            "In which city is the headquarters of the company?",
+            "The headquarters of the company is in Paris.",
+            "in Paris",
+        ),
+        ("Where did Ronzalli go for the conclave?", "Ronzalli left Venice for the conclave in Rome", None),
+        (
+            "Who wrote the novel?",
+            "The novel was written over many years by a man who lived in a small town",
+            None,
+        ),  # too long after the verb to be a span
+    ],
+)
+def test_a_reply_restating_the_question_is_cut_after_its_verb(
+    question: str, reply: str, expected: str | None
+) -> None:
+    assert answer.after_restatement(question, reply) == expected
+
+
+LONG = "Ronzalli left Venice for the conclave in Rome"
+ASKED = "Where did Ronzalli go for the conclave?"
+
+
+def test_a_long_reply_is_cut_to_the_words_the_model_says_answer_and_the_sentence_kept() -> None:
+    replies = iter([LONG, "Rome"])
+    gateway, model = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)({"question": ASKED, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_sentence"], out["answer_shortening"]) == ("Rome", LONG, "model")
+    assert out["answer_outcome"] == "answered" and len(out["usage"]) == 2
+    # the same conversation continued (its KV prefix reused): the first prompt, the reply, the question
+    first, second = model.prompts
+    assert second.startswith(first) and second.endswith(f"{LONG}\n{answer.shorten_request(ASKED)}")
+
+
+@pytest.mark.parametrize("shortened", ["Insufficient information.", "", LONG + " in 1958"])
+def test_an_unusable_shortening_keeps_the_reply_and_says_so(shortened: str) -> None:
+    replies = iter([LONG, shortened])
+    gateway, _ = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)({"question": ASKED, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_shortening"]) == (LONG, "kept")
+    assert out["fallbacks"][0].startswith("shorten: asked which words answer")
+
+
+def test_rules_cut_without_a_call_and_short_answers_are_left_alone() -> None:
+    for question, reply, expected, how in [
+        ("Did the tower open in 1889?", "Yes, it opened in 1889.", "yes", "yes_no"),
+        (
+            "Which company designed the Eiffel Tower?",
+            "The company that designed the Eiffel Tower was Gustave Eiffel's",
+            "Gustave Eiffel's",
+            "restatement",
+        ),
+    ]:
+        gateway, model = scripted_gateway(lambda prompt, reply=reply: reply)
+        out = Generate(gateway)({"question": question, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+        assert (out["answer"], out["answer_shortening"], len(model.prompts)) == (expected, how, 1)
+    gateway, model = scripted_gateway(lambda prompt: "Gustave Eiffel's company")
+    out = Generate(gateway)({"question": QUESTION, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert out["answer"] == "Gustave Eiffel's company" and "answer_sentence" not in out
+    assert len(model.prompts) == 1
 
 
 class FirstIsBest:

@@ -21,13 +21,16 @@ from stores.files import LinkedPathError
 
 @pytest.fixture
 def page(tmp_path: Path, saver: SqliteSaver) -> Path:  # noqa: F811
-    """A two-method run where `two` failed q4 and answered q1 wrong ("Lyon"); q3 is a null query."""
+    """A two-method run where `two` failed q4 and answered q1 wrong ("Lyon", cut from a sentence); q3 is a
+    null query."""
     out = tmp_path / "run"
     run_scripted(out, {"one": Script(), "two": Script(fail_once=frozenset({"question q4?"}))}, saver)
     records = read_records(out / "results.jsonl")
     for record in records:
         if record.get("method") == "two" and record.get("question_id") == "q1":
             record["prediction"] = "Lyon"
+            record["answer_sentence"] = "The city it names is Lyon, on the Rhone"
+            record["answer_shortening"] = "model"
     (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     write_report(out, baseline="two")
     return out / "explorer.html"
@@ -56,6 +59,9 @@ def test_pair_filter_then_a_question_shows_both_methods_steps_and_gold(page: Pat
         # retrieve's three passages: d1's and d2's hold gold facts, d3's does not
         assert method.count('class="passage gold"') == 2 and method.count('class="passage"') == 1
     assert "LLM generator: 1 call, 100 prompt (40 reused)" in question
+    # the reply an answer was cut from is shown beside it, only where there was one
+    assert "sentence" not in methods[0]
+    assert "Cut (model) from the reply: <q>The city it names is Lyon, on the Rhone</q>" in methods[1]
 
 
 def test_leaderboard_numbers_are_report_md_s(page: Path) -> None:

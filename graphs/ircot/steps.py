@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from graphs.ircot.context import IRCoTContext
 from graphs.ircot.state import IRCoTState
 from nodes.context import context_of
-from nodes.generate import final_answer
+from nodes.generate import final_answer, shortened
 from nodes.llm import LLMGateway
 from nodes.protocols import IndexProvider
 from nodes.retrieve import search_evidence
@@ -149,21 +150,21 @@ class ReadWithReasoning:
         ctx = context_of(runtime.context, IRCoTContext)
         question, paragraphs = state["question"], state.get("evidence", [])
         demos = demonstrations.select(ctx.demonstrations)
-        reply = self.llm.complete(
-            "generator",
-            ircot.messages(question, paragraphs, [], demos, ctx.paragraph_words),
-            max_tokens=READER_TOKENS,
-            guard=ircot.guard(demos),
-        )
+        asked = ircot.messages(question, paragraphs, [], demos, ctx.paragraph_words)
+        reply = self.llm.complete("generator", asked, max_tokens=READER_TOKENS, guard=ircot.guard(demos))
         said = ircot.answer_in(reply.text, self.nlp)
         text = answer.clean(said or "")
         refused = answer.is_refusal(text)
-        if not refused or (text and ctx.unanswerable):
-            outcome = "unanswerable" if refused else "answered"
-            return {"answer": text, "answer_outcome": outcome, "usage": [reply.usage]}
+        if refused and text and ctx.unanswerable:
+            return {"answer": text, "answer_outcome": "unanswerable", "usage": [reply.usage]}
+        if not refused:
+            cut = shortened(self.llm, question, [*asked, AIMessage(reply.text)], text)
+            answered = {"answer": text, "answer_outcome": "answered", **cut}
+            return {**answered, "usage": [reply.usage, *cut.get("usage", [])]}
         why = f"the chain of thought refused ({said!r})" if said else 'no "answer is" in the chain of thought'
         direct = final_answer(
             self.llm,
+            question,
             answer.messages(question, paragraphs, unanswerable=ctx.unanswerable),
             max_tokens=ctx.max_answer_tokens,
             guard=answer.GUARD,

@@ -227,6 +227,7 @@ class AnswerFromMemories:
             return {**direct, "fallbacks": [f"generate: {note}"], "stats": {"memory_words": 0.0}}
         result = final_answer(
             self.llm,
+            question,
             resp_generator.messages(known(state), question, unanswerable=ctx.unanswerable),
             max_tokens=ctx.max_answer_tokens,
             guard=resp_generator.GUARD,

@@ -1,0 +1,60 @@
+"""The shortening step with the real embedded LLM: fed a reader's sentence (our own examples, no
+benchmark's), the generator copies out the span that answers the question."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from evals.metrics import exact_match
+from nodes.generate import shortened
+from prompts import answer
+from stores.evidence import Evidence
+
+
+def passage(text: str, title: str) -> Evidence:
+    return Evidence(
+        id=f"{title}#0",
+        doc_id=title,
+        title=title,
+        text=text,
+        score=1.0,
+        char_start=0,
+        char_end=len(text),
+        hop=1,
+    )
+
+
+CASES = [
+    (
+        "Where did the cardinal go for the conclave?",
+        "Cardinal Ronzalli left Venice in 1958 for the conclave in Rome, where he was elected.",
+        "Ronzalli left Venice for the conclave in Rome",
+        "Rome",
+    ),
+    (
+        "When did the bridge reopen?",
+        "After repairs lasting two years, the Harbour Bridge reopened on 4 March 1931.",
+        "The Harbour Bridge reopened after two years of repairs on 4 March 1931",
+        "4 March 1931",
+    ),
+    (
+        "Which instrument did the band's founder play?",
+        "The Marble Keys were founded by Ana Ruiz, who played the cello in every recording.",
+        "Ana Ruiz, the founder, played the cello in every recording",
+        "cello",
+    ),
+]
+
+
+@pytest.mark.llm
+@pytest.mark.parametrize(("question", "text", "sentence", "span"), CASES)
+def test_the_real_model_copies_the_span_out_of_its_sentence(
+    services: Any, question: str, text: str, sentence: str, span: str
+) -> None:
+    conversation = [*answer.messages(question, [passage(text, "doc")]), AIMessage(sentence)]
+    update = shortened(services.llm, question, conversation, sentence)
+    assert update["answer_shortening"] == "model" and update["answer_sentence"] == sentence
+    assert exact_match(update["answer"], [span]) == 1.0, update
