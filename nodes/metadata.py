@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime, get_runtime
@@ -103,13 +103,17 @@ def _day_start(day: date) -> int:
     return int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
 
 
+_DAY_SECONDS = 86400
+
+
 def _days_between(first: date | None, last: date | None, info: MetadataInfo) -> dict[str, Any] | None:
     """The clause on the numeric date field for whole inclusive days from `first` to `last` (None: open)."""
     bounds: list[dict[str, Any]] = []
     if first:
         bounds.append({info.timestamp_field: {"$gte": _day_start(first)}})
     if last:
-        bounds.append({info.timestamp_field: {"$lte": _day_start(last + timedelta(days=1)) - 1}})
+        # the day's last second, counted from its start: the day after 9999-12-31 is no date
+        bounds.append({info.timestamp_field: {"$lte": _day_start(last) + _DAY_SECONDS - 1}})
     if not bounds:
         return None
     return bounds[0] if len(bounds) == 1 else {"$and": bounds}

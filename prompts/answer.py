@@ -75,7 +75,11 @@ _REFUSAL_STARTS = (
     "the passage does not",
     "there is no information",
 )
-_LEADING_LABEL = re.compile(r"^\s*(final\s+)?answer\s*:\s*", re.IGNORECASE)
+# Every leading label ("Answer: Answer: 1889" too), and the punctuation and spaces that end the line, in
+# any order ("1889 . ."): a single strip of each would leave the inner one in place. The trailing run is
+# matched only from its start, so a long run of full stops inside a line is not rescanned from each one.
+_LEADING_LABEL = re.compile(r"^((final\s+)?answer\s*:\s*)+", re.IGNORECASE)
+_TRAILING_PUNCTUATION = re.compile(r"(?<![\s.,;:!])[\s.,;:!]+\Z")
 
 
 def messages(question: str, evidence: Sequence[Evidence], *, unanswerable: bool = False) -> list[BaseMessage]:
@@ -98,7 +102,7 @@ def clean(text: str) -> str:
     the benchmarks' own normalisation (SQuAD rules) does the rest when scoring.
     """
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
-    return _LEADING_LABEL.sub("", line).strip().rstrip(".,;:!").strip()
+    return _TRAILING_PUNCTUATION.sub("", _LEADING_LABEL.sub("", line))
 
 
 def is_refusal(text: str) -> bool:
@@ -136,7 +140,8 @@ _AUXILIARIES = frozenset(
         "must",
     ]
 )
-_YES_NO_START = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+# ASCII case folding for the word: under Unicode rules "ſ" (long s) matches "s", and "Yeſ" is not "yes".
+_YES_NO_START = re.compile(r"^\W*(?a:(yes|no))\b", re.IGNORECASE)
 # "... was Shirley Temple", "... is located in Paris": the verb after which a restating sentence answers.
 _COPULA = re.compile(r"\s(?:is|are|was|were)\s", re.IGNORECASE)
 _STOP_WORDS = frozenset(

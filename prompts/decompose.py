@@ -133,20 +133,25 @@ def _array_items(text: str) -> tuple[list[str], str | None]:
 
     The array is read from its "[" to where it ends, so text after it is ignored (the 1.5B model wrote the
     same one-item array nine times over, a "[...]" search across them all reads broken JSON). An array that
-    does not parse (cut off at the token limit, a trailing comma) gives its complete quoted strings."""
+    does not parse (cut off at the token limit, a trailing comma) gives its complete quoted strings; one
+    nested too deep for the decoder ("[[[[..."), or holding a number too long to convert, is as broken.
+    Items that are not strings (numbers, null, objects) are no sub-questions: dropped, and noted."""
     start = text.find("[")
     if start < 0:
         return [], "no JSON array"
     try:
         items, _ = json.JSONDecoder().raw_decode(text, start)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError, as is a too-long integer
         strings = [item.strip() for item in map(_unquote, _QUOTED.findall(text, start)) if item.strip()]
         return (
             strings,
             f"broken JSON array: its {len(strings)} quoted item(s) kept" if strings else "broken JSON array",
         )
-    strings = [str(item).strip() for item in items if str(item).strip()] if isinstance(items, list) else []
-    return strings, None if strings else "empty JSON array"
+    strings = [item.strip() for item in items if isinstance(item, str) and item.strip()]
+    others = sum(not isinstance(item, str) for item in items)
+    if not strings:
+        return [], "JSON array of no strings" if others else "empty JSON array"
+    return strings, f"{others} item(s) that are not strings dropped" if others else None
 
 
 def parse(text: str, question: str, limit: int) -> tuple[list[str], str | None]:
@@ -156,6 +161,7 @@ def parse(text: str, question: str, limit: int) -> tuple[list[str], str | None]:
     - no array, or one with no strings (empty, an echo the gateway blanked, unquoted items): the question
       itself as the only item;
     - an array that does not parse (cut off, a trailing comma): its complete quoted strings;
+    - items that are not strings (numbers, null, objects): dropped;
     - an item asked twice (compared as lower-cased words): the later copy dropped;
     - an item repeating the question beside others: dropped, since its retrieval is the question's own and
       it answers nothing the others do not (alone, it is the decomposer's "no split needed");

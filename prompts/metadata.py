@@ -85,8 +85,8 @@ def parse(text: str) -> tuple[ExtractedFilter | None, list[str]]:
     """(the reply's filter, notes on what was wrong with it); None when nothing in it is usable.
 
     Each defect has one outcome, named in the notes the node records in `fallbacks`:
-    - no JSON object, or one that does not parse (cut off, Mongo operators written as Python): None, so
-      the node falls back to the deterministic source matcher;
+    - no JSON object, or one that does not parse (cut off, Mongo operators written as Python, nested too
+      deep or a number too long for the decoder): None, so the node falls back to the source matcher;
     - text around the object: ignored, the first object is read;
     - `sources` or `days` a single string: read as a one-item list; not a list or a string: empty, noted;
       items that are not non-empty strings: dropped, noted; no `days` key (the earlier three-key form):
@@ -99,7 +99,7 @@ def parse(text: str) -> tuple[ExtractedFilter | None, list[str]]:
         return None, ["no JSON object"]
     try:
         data, _ = json.JSONDecoder().raw_decode(text, start)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # also nested too deep, or a number too long to convert
         return None, ["broken JSON object"]
     if not isinstance(data, dict):
         return None, ["no JSON object"]

@@ -49,7 +49,8 @@ def answer_messages(evidence: Sequence[Evidence], question: str, notes: str = ""
 
 
 # A reply's first word when it is Yes or No (after any markup such as "**"), and the text that follows it.
-_VERDICT = re.compile(r"^[^\w]*(yes|no)(?![\w])[^\w\n]*(.*)", re.IGNORECASE | re.DOTALL)
+# The word is matched with ASCII case folding: under Unicode rules "Yeſ" (a long s) would pass for "yes".
+_VERDICT = re.compile(r"^[^\w]*(?a:(yes|no))(?![\w])[^\w\n]*(.*)", re.IGNORECASE | re.DOTALL)
 
 
 def verdict_and_rest(reply: str) -> tuple[bool | None, str]:

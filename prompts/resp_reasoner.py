@@ -80,9 +80,11 @@ GUARD = EchoGuard(
     allowed=frozenset({"yes", "no"}),
 )
 
-# Labels a small model puts before its question ("Next question:", "[Your Thought]:", "1.", "- ").
+# Labels a small model puts before its question ("Next question:", "[Your Thought]:", "1.", "- "). No two
+# runs of spaces meet without a bracket between them ("\s*\[?\s*" would): a long run of spaces after a
+# label is then matched one way, not tried in every split (quadratic: a second for 1,000 spaces).
 _PLAN_LABEL = re.compile(
-    r"^(\s*(\[?\s*(your\s+)?(next\s+)?(sub-?\s*)?(question|thought|query|search)\s*\]?\s*:|\d+[.)](?=\s)|[-*•]))+\s*",
+    r"^(\s*((\[\s*)?(your\s+)?(next\s+)?(sub-?\s*)?(question|thought|query|search)\s*(\]\s*)?:|\d+[.)](?=\s)|[-*•]))+\s*",
     re.IGNORECASE,
 )
 _QUOTES = "\"'“”‘’`"

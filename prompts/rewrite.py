@@ -29,5 +29,5 @@ def messages(earlier: Sequence[tuple[str, str]], question: str) -> list[BaseMess
 def parse(text: str, question: str) -> tuple[str, str | None]:
     """(query, fallback): the reply's first line; the follow-up unchanged when the reply is empty."""
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
-    line = line.removeprefix("Rewritten:").strip().strip('"')
+    line = line.removeprefix("Rewritten:").strip().strip('"').strip()  # '" "' is an empty rewrite too
     return (line, None) if line else (question, "empty rewrite: the sub-question as decomposed")
