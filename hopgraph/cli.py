@@ -20,6 +20,7 @@ from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.cli_train import register as register_train_commands
 from hopgraph.progress import stage_reporter, stages_bar
 from hopgraph.settings import Settings
+from nodes.context import RetrievalMode
 from prompts.edge_judge import VERDICTS
 from prompts.questions import OUTCOMES
 from stores.errors import HopgraphError
@@ -155,9 +156,9 @@ def index(
         Path, typer.Argument(help="A folder of .txt/.md, a .jsonl, or a MultiHop-RAG corpus.json")
     ],
     name: Annotated[str, typer.Option("--name", help="Index name")] = "default",
-    chunk_size: Annotated[int | None, typer.Option(help="Tokens per chunk (default 256)")] = None,
+    chunk_size: Annotated[int | None, typer.Option(min=1, help="Tokens per chunk (default 256)")] = None,
     chunk_overlap: Annotated[
-        int | None, typer.Option(help="Tokens shared by neighbours (default 32)")
+        int | None, typer.Option(min=0, help="Tokens shared by neighbours (default 32)")
     ] = None,
     embed_metadata: Annotated[
         list[str] | None,
@@ -185,7 +186,9 @@ def index(
     questions_per_chunk: QuestionsPerChunk = None,
     max_chunks: Annotated[
         int | None,
-        typer.Option(help="Write questions for the first N chunks only (a trial; 0 = all, the default)"),
+        typer.Option(
+            min=0, help="Write questions for the first N chunks only (a trial; 0 = all, the default)"
+        ),
     ] = None,
     candidates: JudgeCandidates = None,
     dry_run: Annotated[
@@ -199,7 +202,7 @@ def index(
 ) -> None:
     """Build an index of your corpus (atomic; resumes if interrupted; unchanged corpus is a no-op)."""
     given = {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "embed_metadata": embed_metadata}
-    overrides = {k: v for k, v in given.items() if v}
+    overrides = {k: v for k, v in given.items() if v is not None}
     settings = Settings(**overrides)
     from hopgraph.api import question_params
 
@@ -284,8 +287,8 @@ def ask(
     question: Annotated[str, typer.Argument(help="The question")],
     index: Annotated[str, typer.Option("--index", help="Index name")] = "default",
     method: Annotated[str, typer.Option("--method", help="Method (see `hopgraph methods`)")] = "naive",
-    top_k: Annotated[int | None, typer.Option("--k", help="Passages per retrieval")] = None,
-    mode: Annotated[str | None, typer.Option("--mode", help="dense | bm25 | hybrid")] = None,
+    top_k: Annotated[int | None, typer.Option("--k", min=1, help="Passages per retrieval")] = None,
+    mode: Annotated[RetrievalMode | None, typer.Option("--mode", help="dense | bm25 | hybrid")] = None,
     thread_id: Annotated[str | None, typer.Option("--thread-id", help="Resume/name this run")] = None,
     options: RunParameters = None,
 ) -> None:
@@ -380,12 +383,31 @@ register_train_commands(app)
 
 
 def main() -> None:
+    """Run the command; an input it cannot take ends as one line on stderr and exit code 2, before any work.
+
+    Both kinds of bad input end here: Typer's own checks (an option's range or choices, a missing
+    argument), which in standalone mode would print a usage box, and HopgraphErrors (a setting, a run
+    parameter, a corpus, an index). Out of standalone mode Typer returns the exit code of --help instead.
+    """
     try:
-        app()
+        sys.exit(app(standalone_mode=False))
+    except typer.TyperException as exc:
+        # Typer's exception classes are private: a bare command's help is told apart by name, as Typer's
+        # own error display does, and is printed already
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.exit(exc.exit_code)
+        usage = getattr(exc, "ctx", None)
+        hint = f" Try '{usage.command_path} --help'." if usage else ""
+        _fail(f"{exc.format_message().rstrip('.')}.{hint}")
     except HopgraphError as exc:
-        # unwrapped and unstyled: the message names files and values a user may copy from it
-        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
-        sys.exit(2)
+        _fail(str(exc))
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: finished work is saved; re-run the same command to continue")
         sys.exit(130)
+
+
+def _fail(message: str) -> None:
+    """Print `message` as the one line a user reads, and exit 2 (the code of a bad input)."""
+    # unwrapped and unstyled: the message names files and values a user may copy from it
+    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    sys.exit(2)

@@ -44,7 +44,7 @@ RunParameters = Annotated[
 # The questions extra's and the question graph's build parameters (QuOTE, BiQOG), for `index` and `eval`
 QuestionsPerChunk = Annotated[
     int | None,
-    typer.Option(help="Questions the LLM writes per chunk for the questions extra (default 10)"),
+    typer.Option(min=1, help="Questions the LLM writes per chunk for the questions extra (default 10)"),
 ]
 # The method every other is compared with in the report's pooled leaderboard column
 Baseline = Annotated[
@@ -53,8 +53,9 @@ Baseline = Annotated[
 JudgeCandidates = Annotated[
     int | None,
     typer.Option(
+        min=0,
         help="Chunks besides its own each question is judged against for the question_graph extra "
-        "(BiQOG; default 4)"
+        "(BiQOG; default 4)",
     ),
 ]
 
@@ -115,9 +116,9 @@ def eval_command(
             "e.g. naive,chainrag,chainrag+integration=contexts,chainrag+ec_edges=false"
         ),
     ] = "naive",
-    limit: Annotated[int | None, typer.Option(help="Evaluate the first N questions")] = None,
-    concurrency: Annotated[int, typer.Option(help="Questions in flight at once")] = 1,
-    top_k: Annotated[int | None, typer.Option("--k", help="Passages per retrieval")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Evaluate the first N questions")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Questions in flight at once")] = 1,
+    top_k: Annotated[int | None, typer.Option("--k", min=1, help="Passages per retrieval")] = None,
     mode: Annotated[RetrievalMode | None, typer.Option("--mode", help="Retrieval mode")] = None,
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="LLM response cache")] = True,
     options: RunParameters = None,

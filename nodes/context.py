@@ -6,29 +6,68 @@ Each field carries its description in `field(metadata={"description": ...})`, wr
 that (attribute docstrings it does not), so Studio shows what every parameter means. A subclass whose
 method counts a field differently redeclares it with its own description (`top_k`: passages for the
 question, seed sentences per sub-question ...).
+
+A count declares its least value the same way (`parameter(5, "...", minimum=1)`, read by pydantic as `ge`,
+so Studio's form shows it too), and a Literal field its choices: `parameter_problem` checks both, for the
+command line (hopgraph.options, naming `--set` or the variant) and for every context built (Studio, the
+Python API), so a k of 0 stops the run instead of answering from no passages.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from dataclasses import dataclass, field, fields
+from functools import cache
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from prompts.decompose import SubQuestionCount
+from stores.errors import HopgraphError
 
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
 C = TypeVar("C")
 T = TypeVar("T")
 
 
-def parameter(default: T, description: str, *, added_later: bool = False) -> T:
-    """A context field whose description reaches the JSON schema Studio renders.
+class ParameterError(HopgraphError, ValueError):
+    """A run parameter its field does not take: a ValueError to the Python API, one line to the CLI."""
 
-    `added_later` marks a switch added to a method that evaluations have already run: at its default the
-    evaluation's settings key leaves it out (evals.runner), so those runs' answers, made with what the
-    default does, stay resumable and comparable instead of being refused as other settings.
+
+def parameter(default: T, description: str, *, minimum: int | None = None, added_later: bool = False) -> T:
+    """A context field whose description (and least value) reaches the JSON schema Studio renders.
+
+    `minimum` is the least value a count takes (stored under pydantic's name `ge`). `added_later` marks a
+    switch added to a method that evaluations have already run: at its default the evaluation's settings
+    key leaves it out (evals.runner), so those runs' answers, made with what the default does, stay
+    resumable and comparable instead of being refused as other settings.
     """
-    metadata = {"description": description, **({"added_later": True} if added_later else {})}
+    metadata: dict[str, Any] = {"description": description}
+    if minimum is not None:
+        metadata["ge"] = minimum
+    if added_later:
+        metadata["added_later"] = True
     return field(default=default, metadata=metadata)
+
+
+@cache
+def _accepted(schema: type) -> dict[str, tuple[int | None, tuple[Any, ...] | None]]:
+    """Each field's least value and Literal choices (None: any), read once per schema: every context built
+    asks."""
+    hints = get_type_hints(schema)
+    accepted: dict[str, tuple[int | None, tuple[Any, ...] | None]] = {}
+    for f in fields(schema):
+        hint = hints[f.name]
+        accepted[f.name] = (f.metadata.get("ge"), get_args(hint) if get_origin(hint) is Literal else None)
+    return accepted
+
+
+def parameter_problem(schema: type, name: str, value: Any) -> str | None:
+    """What `value` of `schema`'s field `name` should be instead ("must be at least 1"), or None when it is
+    fine: the one check behind every entry of a run parameter, each caller naming its own input."""
+    minimum, choices = _accepted(schema)[name]
+    if minimum is not None and not (isinstance(value, int | float) and value >= minimum):
+        return f"must be at least {minimum}"
+    if choices is not None and value not in choices:
+        return f"must be one of {', '.join(map(str, choices))}"
+    return None
 
 
 @dataclass(kw_only=True)
@@ -38,13 +77,13 @@ class RetrievalContext:
     index: str = parameter(
         "default", "Name of the index to search (built by `hopgraph index PATH --name NAME`)."
     )
-    top_k: int = parameter(5, "Passages retrieved for the question.")
+    top_k: int = parameter(5, "Passages retrieved for the question.", minimum=1)
     retrieval_mode: RetrievalMode = parameter(
         "hybrid",
         "How passages are searched: dense (Chroma), bm25, or hybrid (reciprocal-rank fusion of both).",
     )
     max_answer_tokens: int = parameter(
-        32, "Token budget of the final answer: benchmark answers are short spans."
+        32, "Token budget of the final answer: benchmark answers are short spans.", minimum=1
     )
     unanswerable: bool = parameter(
         False,
@@ -53,6 +92,14 @@ class RetrievalContext:
         "On for corpora with unanswerable questions, such as MultiHop-RAG's null queries (`hopgraph eval` "
         "turns it on there unless told otherwise).",
     )
+
+    def __post_init__(self) -> None:
+        """Refuse a value its field does not take, whoever built the context (Studio, the Python API): a
+        method given top_k=0 would otherwise run, read nothing and count its answer as answered."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if problem := parameter_problem(type(self), f.name, value):
+                raise ParameterError(f"{type(self).__name__}: {f.name} {problem}, got {value!r}.")
 
 
 MetadataExtractor = Literal["llm", "matcher"]
@@ -95,9 +142,11 @@ def context_of(runtime_context: C | None, schema: type[C]) -> C:
 class DecompositionContext(RetrievalContext):
     """Methods that first split the question into sub-questions."""
 
-    top_k: int = parameter(5, "Passages retrieved for each sub-question.")
+    top_k: int = parameter(5, "Passages retrieved for each sub-question.", minimum=1)
     max_sub_questions: int = parameter(
-        4, "Cap on the decomposer's list of sub-questions (the paper's prompt asks for usually two)."
+        4,
+        "Cap on the decomposer's list of sub-questions (the paper's prompt asks for usually two).",
+        minimum=1,
     )
 
     def stated_count(self) -> SubQuestionCount | None:

@@ -65,13 +65,13 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def cli_env(settings: Settings, tmp_path: Path) -> Iterator[dict[str, str]]:
+def cli_env(settings: Settings) -> Iterator[dict[str, str]]:
     """Environment for running the `hopgraph` command in a subprocess against the session data."""
     env = dict(os.environ)
     env.update(
         HOPGRAPH_DATA_DIR=str(settings.data_dir),
         HOPGRAPH_MODEL_DIR=str(MODEL_DIR),
-        HOPGRAPH_CONFIG=str(tmp_path / "absent.toml"),
+        HOPGRAPH_CONFIG="",  # empty: no hopgraph.toml of the working directory is read
         COLUMNS="200",
     )
     yield env
@@ -84,7 +84,7 @@ def scripted_cli(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Scripte
         "HOPGRAPH_DATA_DIR": str(settings.data_dir),
         "HOPGRAPH_MODEL_DIR": str(settings.model_dir),
         "HOPGRAPH_LOCAL_N_CTX": str(settings.local_n_ctx),
-        "HOPGRAPH_CONFIG": str(settings.data_dir / "absent.toml"),
+        "HOPGRAPH_CONFIG": "",
         "COLUMNS": "200",
     }.items():
         monkeypatch.setenv(key, value)

@@ -35,7 +35,7 @@ def plant(database: Path, marker: Path) -> None:
 def test_a_planted_checkpoint_row_runs_nothing_on_history(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HOPGRAPH_CONFIG", str(tmp_path / "absent.toml"))
+    monkeypatch.setenv("HOPGRAPH_CONFIG", "")
     settings = Settings(data_dir=tmp_path / "data")
     saver = checkpointer_for(settings)
     config = {"configurable": {"thread_id": THREAD, "checkpoint_ns": ""}}

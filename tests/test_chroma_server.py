@@ -151,7 +151,7 @@ def test_index_ask_and_eval_against_a_chroma_server(chroma_url: str, tmp_path: P
         **os.environ,
         "HOPGRAPH_DATA_DIR": str(data_dir),
         "HOPGRAPH_CHROMA_URL": chroma_url,
-        "HOPGRAPH_CONFIG": str(tmp_path / "absent.toml"),
+        "HOPGRAPH_CONFIG": "",
     }
     done = subprocess.run(
         [sys.executable, "-m", "hopgraph", "index", str(SAMPLE_CORPUS), "--name", "sample"],

@@ -175,7 +175,7 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
         "HOPGRAPH_DATA_DIR": str(settings.data_dir),
         "HOPGRAPH_MODEL_DIR": str(settings.models_path),
         "HOPGRAPH_LOCAL_N_CTX": str(settings.local_n_ctx),
-        "HOPGRAPH_CONFIG": str(tmp_path / "absent.toml"),
+        "HOPGRAPH_CONFIG": "",
     }
     args = ["eval", "--dataset", "hotpotqa", "--data", str(SHARED_DATA / "hotpotqa"), "--methods", "naive"]
     args += ["--limit", "3", "--out", str(out), "--k", "5"]

@@ -122,7 +122,7 @@ def test_naive_rag_is_traced_to_langsmith_by_environment_without_any_key(
         env = {
             **os.environ,
             "HOPGRAPH_DATA_DIR": str(data_dir),
-            "HOPGRAPH_CONFIG": str(tmp_path / "absent.toml"),
+            "HOPGRAPH_CONFIG": "",
             "HOPGRAPH_LLM": "openai:stub",
             "HOPGRAPH_BASE_URL": llm.base_url,
             "HOPGRAPH_API_KEY": LLM_KEY,

@@ -39,10 +39,10 @@ def test_every_langgraph_json_graph_is_its_studio_export() -> None:
 
 
 def test_studio_exports_one_graph_per_method_compiled_without_a_checkpointer(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # studio reads Settings() at import: keep a hopgraph.toml in the working directory out of it
-    monkeypatch.setenv("HOPGRAPH_CONFIG", str(tmp_path / "absent.toml"))
+    monkeypatch.setenv("HOPGRAPH_CONFIG", "")
     studio = importlib.import_module("hopgraph.studio")
     assert list(studio.__all__) == list(METHODS)
     for name in METHODS:

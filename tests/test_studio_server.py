@@ -50,7 +50,7 @@ def studio(settings: Settings, sample_index: str, tmp_path_factory: pytest.TempP
     env.update(
         HOPGRAPH_DATA_DIR=str(settings.data_dir),
         HOPGRAPH_MODEL_DIR=str(MODEL_DIR),
-        HOPGRAPH_CONFIG=str(tmp / "absent.toml"),
+        HOPGRAPH_CONFIG="",
         LANGSMITH_TRACING="false",
         LANGCHAIN_TRACING_V2="false",
         LANGGRAPH_CLI_NO_ANALYTICS="1",

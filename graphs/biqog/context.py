@@ -20,6 +20,7 @@ class BiqogContext(RetrievalContext):
         5,
         "k: chunks of all the traversal saw, best by the final rerank, read by the answer (seed 002 reports "
         "k = 5 and 20).",
+        minimum=1,
     )
     retrieval_mode: RetrievalMode = parameter(
         "dense",
@@ -30,20 +31,18 @@ class BiqogContext(RetrievalContext):
         5,
         "Questions nearest to the query that the traversal starts from: as many as the passages read, so "
         "each needed fact has a chance of a question of its own.",
+        minimum=1,
     )
     hops: int = parameter(
         2,
         "Hops: each collects the chunks adjacent to the current questions and moves to the questions "
         "adjacent to the kept ones (at least 1; 2 reaches the chunks that share a question with a chunk of "
         "the seeds': one link beyond what the seeds alone find).",
+        minimum=1,
     )
     width: int = parameter(
         5,
         "Chunks kept per hop by the reranker, whose questions the next hop starts from: a hop's frontier "
         "stays the size of what the answer reads, so the reranker's calls grow linearly with the hops.",
+        minimum=1,
     )
-
-    def __post_init__(self) -> None:
-        for name in ("seeds", "hops", "width", "top_k"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"BiQOG's {name} must be at least 1, got {getattr(self, name)}")

@@ -16,10 +16,16 @@ class ChainRAGContext(DecompositionContext):
     """ChainRAG's parameters, paper defaults (k=3 seeds, 100 candidates, 3000-word limit) and ablations."""
 
     top_k: int = parameter(
-        3, "Seed sentences per sub-question (the paper's k); chunks per sub-question when use_graph is off."
+        3,
+        "Seed sentences per sub-question (the paper's k); chunks per sub-question when use_graph is off.",
+        minimum=1,
     )
-    candidates: int = parameter(100, "Sentences kept by the embedding pre-filter before reranking.")
-    word_limit: int = parameter(3000, "Expansion stops once the gathered sentences reach this many words.")
+    candidates: int = parameter(
+        100, "Sentences kept by the embedding pre-filter before reranking.", minimum=1
+    )
+    word_limit: int = parameter(
+        3000, "Expansion stops once the gathered sentences reach this many words.", minimum=1
+    )
     integration: IntegrationMode = parameter(
         "answers",
         "answers = AnsInt (sub-questions and their answers); contexts = CxtInt (reranked sentences).",

@@ -15,10 +15,13 @@ class QueryDecompositionContext(CountedDecompositionContext):
     sub-query, and exactly N, since the seed fixes N (its Table 1 is measured at each N).
     """
 
-    top_k: int = parameter(5, "Passages retrieved for each sub-question (seed 004: top-5 per sub-query).")
+    top_k: int = parameter(
+        5, "Passages retrieved for each sub-question (seed 004: top-5 per sub-query).", minimum=1
+    )
     max_sub_questions: int = parameter(
         3,
         "N, the number of sub-questions (seed 004 tests 3, 4 and 5); a longer list is cut to its first N.",
+        minimum=1,
     )
     count: CountMode = parameter(
         "exactly",

@@ -27,6 +27,7 @@ class IRCoTContext(RetrievalContext):
         6,
         "Paragraphs retrieved per step: for the question, then for each chain-of-thought sentence (the "
         "original searched 2-8 and defaults to 6; seed 004's best run used 10).",
+        minimum=1,
     )
     retrieval_mode: RetrievalMode = parameter(
         "bm25",
@@ -34,17 +35,21 @@ class IRCoTContext(RetrievalContext):
         "(reciprocal-rank fusion of both).",
     )
     max_iterations: int = parameter(
-        8, "Cap on reasoning steps (chain-of-thought sentences, at least 1) before the reader answers."
+        8,
+        "Cap on reasoning steps (chain-of-thought sentences, at least 1) before the reader answers.",
+        minimum=1,
     )
     paragraph_budget: int = parameter(
         15,
         "Most paragraphs kept: the first ones found, in the order found (each round's best first); "
         "once the budget is full, later rounds add none.",
+        minimum=1,
     )
     demonstrations: int = parameter(
         2,
         "Worked examples (paragraphs, question, whole chain of thought) shown to the reasoner, at most 4; "
         "0 = zero-shot.",
+        minimum=0,
     )
     reader: IRCoTReader = parameter(
         "direct",
@@ -52,7 +57,9 @@ class IRCoTContext(RetrievalContext):
         'reads) or cot (a chain of thought, the answer taken after "answer is"; it offers no "cannot '
         'answer" phrase, so use direct with unanswerable).',
     )
-    paragraph_words: int = parameter(350, "Words of each paragraph shown to the reasoner; the rest is cut.")
+    paragraph_words: int = parameter(
+        350, "Words of each paragraph shown to the reasoner; the rest is cut.", minimum=1
+    )
     long_paragraph_words: int = parameter(
-        600, "A retrieved paragraph of more words than this is dropped, as the original does."
+        600, "A retrieved paragraph of more words than this is dropped, as the original does.", minimum=1
     )

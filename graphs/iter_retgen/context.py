@@ -16,10 +16,13 @@ class IterRetGenContext(RetrievalContext):
     of top-5 retrieval, each with the question and the previous iteration's generation."""
 
     top_k: int = parameter(
-        5, "Passages retrieved in each iteration (the question joined with the previous generation)."
+        5,
+        "Passages retrieved in each iteration (the question joined with the previous generation).",
+        minimum=1,
     )
     iterations: int = parameter(
         3,
         "T, the number of retrieve-then-generate iterations (at least 1; 1 is NaiveRAG). They end sooner "
         "only when an iteration's generation repeats the previous one, which fixes every later one.",
+        minimum=1,
     )

@@ -29,9 +29,15 @@ class MultiMetaContext(MetadataFilterContext):
         "as in the original: an empty filtered result is recorded in `fallbacks` and the answer reads "
         "nothing).",
     )
-    candidates: int = parameter(20, "K: candidates retrieved through the filter and reranked (seed 004: 20).")
-    top_k: int = parameter(10, "Reranked passages kept as the run's evidence, which retrieval metrics score.")
-    answer_k: int = parameter(6, "K': the best reranked passages the answer is read from (seed 004: 6).")
+    candidates: int = parameter(
+        20, "K: candidates retrieved through the filter and reranked (seed 004: 20).", minimum=1
+    )
+    top_k: int = parameter(
+        10, "Reranked passages kept as the run's evidence, which retrieval metrics score.", minimum=1
+    )
+    answer_k: int = parameter(
+        6, "K': the best reranked passages the answer is read from (seed 004: 6).", minimum=1
+    )
 
     @property
     def refill_below(self) -> int:

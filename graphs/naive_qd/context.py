@@ -19,7 +19,9 @@ class NaiveQDContext(CountedDecompositionContext):
     """
 
     max_sub_questions: int = parameter(
-        4, "N: the most sub-questions kept (exactly N or at most N with `count` exactly / up_to)."
+        4,
+        "N: the most sub-questions kept (exactly N or at most N with `count` exactly / up_to).",
+        minimum=1,
     )
     count: CountMode = parameter(
         "as_needed",
@@ -40,4 +42,5 @@ class NaiveQDContext(CountedDecompositionContext):
         1000,
         "Words of reranked passages read when the final answer comes from the passages (contexts, or the "
         "sub-answers gave none): about the five chunks NaiveRAG reads.",
+        minimum=1,
     )
