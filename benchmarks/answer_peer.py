@@ -23,23 +23,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from benchmarks.peer_scripts import SHARED, command_line, load
 from evals.metrics import exact_match, normalize_answer, token_f1
 from evals.runner import latest_results, read_records, results_path
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph import Settings
 from hopgraph.local_model import ensure_gguf
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-PEER = SHARED / "peers" / "plain_rag_answer_peer.py"
 DATA_FILES = {
     "hotpotqa": SHARED / "data" / "hotpotqa" / "hotpot_dev_distractor_v1.json",
     "musique": SHARED / "data" / "musique" / "musique_ans_v1.0_dev.jsonl",
@@ -48,18 +44,9 @@ DATA_FILES = {
 PEER_FILE = "peer-answers.jsonl"
 
 
-def _load_peer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("plain_rag_answer_peer", PEER)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load the peer script {PEER}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def run_peer(dataset: str, limit: int, k: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run the peer as its own command line would; (one row per question, the peer's printed summary)."""
-    peer = _load_peer()
+    peer = load("plain_rag_answer_peer")
     replies: list[str] = []
 
     class RecordingLlama(peer.Llama):  # type: ignore[name-defined,misc]
@@ -73,7 +60,7 @@ def run_peer(dataset: str, limit: int, k: int) -> tuple[list[dict[str, Any]], di
     gguf = settings.local_model_path or ensure_gguf(settings.models_path)
     argv = ["peer", dataset, str(DATA_FILES[dataset]), str(gguf), "--limit", str(limit), "--k", str(k)]
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed), _argv(argv):
+    with contextlib.redirect_stdout(printed), command_line(argv):
         peer.main()
     summary = json.loads(printed.getvalue().strip().splitlines()[-1])
     questions = peer.load(dataset, str(DATA_FILES[dataset]), limit)
@@ -82,16 +69,6 @@ def run_peer(dataset: str, limit: int, k: int) -> tuple[list[dict[str, Any]], di
         for i, (q, golds, _) in enumerate(questions)
     ]
     return rows, summary
-
-
-@contextlib.contextmanager
-def _argv(argv: list[str]):  # type: ignore[no-untyped-def]
-    saved = sys.argv
-    sys.argv = argv
-    try:
-        yield
-    finally:
-        sys.argv = saved
 
 
 def _scores(prediction: str | None, golds: list[str]) -> tuple[float | None, float | None]:

@@ -14,31 +14,17 @@ without the line are in ../shared/peers/README.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib.util
 import json
 import runpy
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from types import ModuleType
 
+from benchmarks.peer_scripts import PEERS, SHARED, command_line, load
 from stores.evidence import about_line
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-PEERS = SHARED / "peers"
 CORPUS = SHARED / "data" / "multihop_rag" / "corpus.json"
 QUERIES = SHARED / "data" / "multihop_rag" / "MultiHopRAG.json"
 FIELDS = ("source", "published_at")  # hopgraph's default embed_metadata
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, PEERS / f"{name}.py")
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load the peer script {PEERS / name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def with_lines(chunks_of: Callable[[str, int, int], Iterator[str]], lines: dict[str, str]):  # type: ignore[no-untyped-def]
@@ -52,23 +38,13 @@ def with_lines(chunks_of: Callable[[str, int, int], Iterator[str]], lines: dict[
     return chunked
 
 
-@contextlib.contextmanager
-def _argv(argv: list[str]) -> Iterator[None]:
-    saved = sys.argv
-    sys.argv = argv
-    try:
-        yield
-    finally:
-        sys.argv = saved
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=0, help="first N non-null queries (dense peer only)")
     args = parser.parse_args()
     docs = json.loads(CORPUS.read_text(encoding="utf-8"))
     lines = {f"{d['title']}\n{d['body']}": about_line(d, FIELDS) for d in docs}
-    dense = _load("plain_rag_peer")
+    dense = load("plain_rag_peer")
     dense.chunks_of = with_lines(dense.chunks_of, lines)
     sys.modules["plain_rag_peer"] = dense  # bm25_peer imports its chunker from here
     argv = [
@@ -78,10 +54,10 @@ def main() -> None:
         *(["--limit", str(args.limit)] if args.limit else []),
     ]
     print("plain dense peer, chunks with the metadata line:", flush=True)
-    with _argv(argv):
+    with command_line(argv):
         dense.main()
     print("plain BM25 peer, chunks with the metadata line:", flush=True)
-    with _argv(["bm25_peer", str(CORPUS), str(QUERIES)]):
+    with command_line(["bm25_peer", str(CORPUS), str(QUERIES)]):
         runpy.run_path(str(PEERS / "bm25_peer.py"), run_name="__main__")
 
 

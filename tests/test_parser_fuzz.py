@@ -48,6 +48,7 @@ from prompts import metadata as metadata_prompt
 from prompts.decompose import SubQuestionCount
 from prompts.echo import NUDGE, EchoGuard, normalise
 from stores.metadata import MetadataInfo, MetadataParams
+from tests.test_metadata_filter import INFO, SOURCES
 
 # Modest example counts keep the whole file to about 20 s of CPU time; `too_slow` is suppressed because
 # on a machine busy with other work the wall-clock time of generating examples says nothing of the parsers.
@@ -365,15 +366,7 @@ def written(day: date, form: str) -> str:
     return form.format(*([day] * form.count("{")))
 
 
-SOURCES = ["FOX News - Health", "Sporting News", "TechCrunch", "The Age", "The Roar | Sports Writers Blog"]
-DATED = MetadataInfo(
-    params=MetadataParams(),
-    fields=["published_at", "published_at_ts", "source"],
-    sources=SOURCES,
-    dated=100,
-    first_date="2023-09-26",
-    last_date="2023-12-31",
-)
+DATED = INFO
 UNDATED = MetadataInfo(params=MetadataParams(), sources=SOURCES)
 
 
