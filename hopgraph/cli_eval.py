@@ -125,8 +125,18 @@ def eval_command(
     questions_per_chunk: QuestionsPerChunk = None,
     candidates: JudgeCandidates = None,
     baseline: Baseline = DEFAULT_BASELINE,
+    allow_failures: Annotated[
+        bool,
+        typer.Option(
+            "--allow-failures",
+            help="Exit 0 when some questions failed (default: exit 1, so scripts and CI can tell)",
+        ),
+    ] = False,
 ) -> None:
-    """Run methods on a benchmark with progress; writes results.jsonl, report.md and plots to --out."""
+    """Run methods on a benchmark with progress; writes results.jsonl, report.md and plots to --out.
+
+    Exits 1 when questions failed (a provider down, a reply no retry fixed): their lines hold the error and
+    the same command retries only them; `--allow-failures` exits 0 for runs that accept partial results."""
     from hopgraph.api import question_params
     from hopgraph.evaluate import evaluate
     from hopgraph.options import parse_assignments
@@ -157,6 +167,14 @@ def eval_command(
         scored = f"EM {100 * s.em:.1f} · F1 {100 * s.f1:.1f} over {s.answered} questions"
         console.print(f"[bold]{method}[/]: {scored}{failed}")
     _report_files(report)
+    failures = sum(s.failed for s in display.scores.values())
+    if failures and not allow_failures:
+        err.print(
+            f"{failures} question(s) failed: re-run the same command to retry only them "
+            "(--allow-failures exits 0 on partial results)",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
 
 
 def report_command(
