@@ -186,7 +186,7 @@ def test_answer_passages_follow_the_order_the_context_asks_for() -> None:
 
 @pytest.mark.parametrize("bad", [{"hops": 0}, {"top_k": 0}])
 def test_hops_and_k_below_one_are_refused_naming_the_context_field(bad: dict[str, int]) -> None:
-    with pytest.raises(ValueError, match=f"{next(iter(bad))}="):
+    with pytest.raises(ValueError, match=f"{next(iter(bad))} must be at least 1"):
         run(SCRIPT, **bad)
 
 
