@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from nodes.context import RetrievalContext, context_of
-from nodes.llm import LLMGateway
+from nodes.llm import LLMGateway, LLMReply
 from prompts import answer
 from prompts.echo import EchoGuard
 
@@ -54,6 +54,16 @@ def shortened(llm: LLMGateway, question: str, conversation: Sequence[BaseMessage
         "usage": [reply.usage],
         "fallbacks": [f"shorten: asked which words answer, the model replied {short!r}: the reply kept"],
     }
+
+
+def answered(
+    llm: LLMGateway, question: str, asked: Sequence[BaseMessage], reply: LLMReply, text: str
+) -> dict:
+    """The update of a final reader whose cleaned reply `text` answered: its span (`shortened`), outcome
+    "answered", and the usage of both calls, for readers that ask outside `final_answer`."""
+    cut = shortened(llm, question, [*asked, AIMessage(reply.text)], text)
+    update = {"answer": text, "answer_outcome": "answered", **cut}
+    return {**update, "usage": [reply.usage, *cut.get("usage", [])]}
 
 
 def _shortened(sentence: str, span: str, how: Shortening) -> dict:

@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
-from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from nodes.context import IntegrationMode, context_of
-from nodes.generate import final_answer, shortened
+from nodes.generate import answered, final_answer
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.state import SubQuestionsState
@@ -98,9 +97,7 @@ class Integrate:
             if answer.is_refusal(text) and ctx.unanswerable:
                 return {"answer": text, "answer_outcome": "unanswerable", "usage": [reply.usage]}
             if not answer.is_refusal(text):
-                cut = shortened(self.llm, question, [*asked, AIMessage(reply.text)], text)
-                answered = {"answer": text, "answer_outcome": "answered", **cut}
-                return {**answered, "usage": [reply.usage, *cut.get("usage", [])]}
+                return answered(self.llm, question, asked, reply, text)
             usage.append(reply.usage)
             fallbacks.append("integrate: the sub-answers gave no answer; answered from the contexts")
         passages = rerank_within(self.reranker, question, state.get("evidence", []), ctx.word_limit)

@@ -9,13 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from graphs.ircot.context import IRCoTContext
 from graphs.ircot.state import IRCoTState
 from nodes.context import context_of
-from nodes.generate import final_answer, shortened
+from nodes.generate import answered, final_answer
 from nodes.llm import LLMGateway
 from nodes.protocols import IndexProvider
 from nodes.retrieve import search_evidence
@@ -158,9 +157,7 @@ class ReadWithReasoning:
         if refused and text and ctx.unanswerable:
             return {"answer": text, "answer_outcome": "unanswerable", "usage": [reply.usage]}
         if not refused:
-            cut = shortened(self.llm, question, [*asked, AIMessage(reply.text)], text)
-            answered = {"answer": text, "answer_outcome": "answered", **cut}
-            return {**answered, "usage": [reply.usage, *cut.get("usage", [])]}
+            return answered(self.llm, question, asked, reply, text)
         why = f"the chain of thought refused ({said!r})" if said else 'no "answer is" in the chain of thought'
         direct = final_answer(
             self.llm,
