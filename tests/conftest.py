@@ -10,6 +10,7 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +21,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS
 from hopgraph.local_model import ensure_gguf
+from hopgraph.providers import Services
 from nodes.edge_judge import LLMEdgeJudge
+from stores.protocols import Embedder
 from tests.scripted import ScriptedChatModel, scripted_gateway, scripted_writer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,6 +59,19 @@ def sample_index(settings: Settings) -> str:
 @pytest.fixture(scope="session")
 def services(settings: Settings):
     return services_for(settings)
+
+
+@pytest.fixture(scope="session")
+def minilm(services: Services) -> Embedder:
+    """The session's MiniLM embedder: every module that embeds shares the one the services loaded, rather
+    than loading the model again per module (about two seconds each)."""
+    return services.embedder
+
+
+@pytest.fixture(scope="session")
+def spacy_nlp(services: Services) -> Any:
+    """The session's spaCy pipeline (the services' own, loaded once)."""
+    return services.nlp
 
 
 def free_port() -> int:

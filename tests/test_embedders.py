@@ -30,8 +30,7 @@ def test_a_flag_backend_that_cannot_import_says_what_to_do(monkeypatch: pytest.M
         FlagEmbedder("all-MiniLM-L6-v2").embed(TEXTS)
 
 
-def test_token_spans_cover_the_text_in_the_models_own_tokens() -> None:
-    st = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+def test_token_spans_cover_the_text_in_the_models_own_tokens(minilm: SentenceTransformerEmbedder) -> None:
     text = "Cybertruck's steel body"
-    spans = st.token_spans(text)
+    spans = minilm.token_spans(text)
     assert [text[s:e] for s, e in spans] == ["Cyber", "tr", "uck", "'", "s", "steel", "body"]

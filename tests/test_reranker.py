@@ -24,7 +24,7 @@ from hopgraph.providers import (
     Services,
 )
 from stores.bm25 import BM25Index
-from tests.embedders import Counting, minilm
+from tests.embedders import Counting, MiniLM
 
 QUERY = "Which volcano erupted in 1980?"
 PASSAGES = [
@@ -92,7 +92,7 @@ def test_without_a_cross_encoder_the_default_fuses_embedding_similarity_and_bm25
     assert max(range(3), key=plain.score(QUERY, PASSAGES).__getitem__) == 0
 
 
-def test_the_hybrid_reranker_adds_exact_word_overlap_to_the_cosine_order() -> None:
+def test_the_hybrid_reranker_adds_exact_word_overlap_to_the_cosine_order(minilm: MiniLM) -> None:
     """Scores by hand: 1 / (60 + cosine rank), plus 1 / (60 + BM25 rank) for passages sharing a query word."""
     query = "Who founded Qorvane Systems?"
     passages = [
@@ -100,9 +100,9 @@ def test_the_hybrid_reranker_adds_exact_word_overlap_to_the_cosine_order() -> No
         "Qorvane Systems was founded in 2011 by Mira Okafor.",
         "A history of the founders of technology firms.",  # "founders" is not "founded"
     ]
-    cosine = EmbeddingSimilarityReranker(minilm()).score(query, passages)
+    cosine = EmbeddingSimilarityReranker(minilm).score(query, passages)
     dense_rank = {i: r for r, i in enumerate(sorted(range(3), key=lambda i: -cosine[i]), start=1)}
-    scores = HybridReranker(minilm()).score(query, passages)
+    scores = HybridReranker(minilm).score(query, passages)
     # only passage 1 has a query word (qorvane, systems, founded), so it is BM25's only, first, hit
     assert scores[1] == pytest.approx(1 / (60 + dense_rank[1]) + 1 / 61)
     assert scores[0] == pytest.approx(1 / (60 + dense_rank[0]))
@@ -110,24 +110,24 @@ def test_the_hybrid_reranker_adds_exact_word_overlap_to_the_cosine_order() -> No
     assert max(range(3), key=scores.__getitem__) == 1
 
 
-def test_the_hybrid_reranker_ranks_by_the_lexical_scores_it_is_handed() -> None:
+def test_the_hybrid_reranker_ranks_by_the_lexical_scores_it_is_handed(minilm: MiniLM) -> None:
     """Scores from a larger collection's BM25 replace the index over the passages; none given, the same."""
-    reranker = HybridReranker(minilm())
+    reranker = HybridReranker(minilm)
     own = BM25Index([str(i) for i in range(3)], PASSAGES).scores(QUERY)
     assert reranker.score(QUERY, PASSAGES, lexical=own) == reranker.score(QUERY, PASSAGES)
-    cosine = EmbeddingSimilarityReranker(minilm()).score(QUERY, PASSAGES)
+    cosine = EmbeddingSimilarityReranker(minilm).score(QUERY, PASSAGES)
     dense_rank = {i: r for r, i in enumerate(sorted(range(3), key=lambda i: -cosine[i]), start=1)}
     scores = reranker.score(QUERY, PASSAGES, lexical=np.array([0.0, 0.5, 2.0]))
     expected = [1 / (60 + dense_rank[i]) + lexical for i, lexical in enumerate([0, 1 / 62, 1 / 61])]
     assert scores == pytest.approx(expected)
 
 
-def test_the_default_scores_stored_vectors_without_embedding_the_passages_again() -> None:
-    embedder = Counting(minilm())
+def test_the_default_scores_stored_vectors_without_embedding_the_passages_again(minilm: MiniLM) -> None:
+    embedder = Counting(minilm)
     reranker = EmbeddingSimilarityReranker(embedder)  # type: ignore[arg-type]
     fresh = reranker.score(QUERY, PASSAGES)
     assert embedder.texts == 1 + len(PASSAGES)
-    stored = minilm().embed(PASSAGES)  # what a sentence graph holds for these passages
+    stored = minilm.embed(PASSAGES)  # what a sentence graph holds for these passages
     assert reranker.score(QUERY, PASSAGES, stored) == pytest.approx(fresh, abs=1e-5)
     assert embedder.texts == 1 + len(PASSAGES) + 1  # only the query this time
 

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pytest
 from embedders import Counting, MiniLM
-from embedders import minilm as new_minilm
 
 from stores.chunking import chunk_corpus
 from stores.documents import Document, load_corpus
@@ -39,11 +38,6 @@ BEARS = (
 )
 SBF = "https://techcrunch.com/2023/10/06/sbf-trial-the-latest-updates-from-the-ftx-collapses-courtroom-drama/"
 PARAMS = IndexParams(chunk_size=64, chunk_overlap=16)
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLM:
-    return new_minilm()
 
 
 @pytest.fixture

