@@ -13,6 +13,10 @@ is needed, and importing this module leaves the backend of a user's notebook or 
   error-attribution cells (evals.leaderboard): where each method loses its answers.
 
 `plot_budget_bars` draws a retrieval comparison at equal reading budgets (benchmarks.retrieval_vs_peers).
+
+Each `plot_*` saves the Figure its `*_figure` builds: the figure itself holds the plotted series, labels and
+titles, so a test can read them back and check them against the input (a PNG only shows that something
+was drawn).
 """
 
 from __future__ import annotations
@@ -73,7 +77,7 @@ def _empty(ax: Axes, text: str) -> None:
     ax.set_yticks([])
 
 
-def plot_hop_curves(hops: HopTables, colors: Mapping[str, str], path: Path) -> Path:
+def hop_curves_figure(hops: HopTables, colors: Mapping[str, str]) -> Figure:
     datasets = list(hops) or ["no results"]
     fig, axes = _figure(len(datasets), 3, 3 * _PANEL, _PANEL * len(datasets), sharey=True)
     for row, dataset in zip(axes, datasets, strict=True):
@@ -94,10 +98,14 @@ def plot_hop_curves(hops: HopTables, colors: Mapping[str, str], path: Path) -> P
             ax.grid(alpha=0.3)
         if curves:
             row[0].legend(fontsize=8, loc="best")
-    return _save(fig, path)
+    return fig
 
 
-def plot_f1_vs_calls(answered: Answered, colors: Mapping[str, str], path: Path) -> Path:
+def plot_hop_curves(hops: HopTables, colors: Mapping[str, str], path: Path) -> Path:
+    return _save(hop_curves_figure(hops, colors), path)
+
+
+def f1_vs_calls_figure(answered: Answered, colors: Mapping[str, str]) -> Figure:
     datasets = list(answered) or ["no results"]
     fig, axes = _figure(1, len(datasets), 1.4 * _PANEL * len(datasets), _PANEL)
     rng = np.random.default_rng(0)  # fixed jitter: the same results draw the same figure
@@ -139,12 +147,16 @@ def plot_f1_vs_calls(answered: Answered, colors: Mapping[str, str], path: Path) 
         ax.set_ylim(-0.05, 1.05)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
-    return _save(fig, path)
+    return fig
 
 
-def plot_forest(
-    answered: Answered, pooled_rows: Sequence[Pooled], baseline: str, colors: Mapping[str, str], path: Path
-) -> Path:
+def plot_f1_vs_calls(answered: Answered, colors: Mapping[str, str], path: Path) -> Path:
+    return _save(f1_vs_calls_figure(answered, colors), path)
+
+
+def forest_figure(
+    answered: Answered, pooled_rows: Sequence[Pooled], baseline: str, colors: Mapping[str, str]
+) -> Figure:
     """Paired differences against `baseline` (EM and F1 panels): per method a row of points, one per
     dataset (small) and the pooled one (`pooled_rows`, large, black-edged), each with its 95% interval."""
     pooled = {(row.method, row.metric): row for row in pooled_rows}
@@ -193,10 +205,16 @@ def plot_forest(
         ax.invert_yaxis()
         ax.axvline(0, color="0.3", linewidth=0.8)
         ax.grid(axis="x", alpha=0.3)
-    return _save(fig, path)
+    return fig
 
 
-def plot_error_attribution(answered: Answered, path: Path) -> Path:
+def plot_forest(
+    answered: Answered, pooled_rows: Sequence[Pooled], baseline: str, colors: Mapping[str, str], path: Path
+) -> Path:
+    return _save(forest_figure(answered, pooled_rows, baseline, colors), path)
+
+
+def error_attribution_figure(answered: Answered) -> Figure:
     """One horizontal bar per dataset and method, stacked by error-attribution cell, in % of its answered
     questions, the cells in ERROR_CELLS order and colours (right ones green, lost ones red/orange)."""
     counts = error_counts(answered)
@@ -209,7 +227,7 @@ def plot_error_attribution(answered: Answered, path: Path) -> Path:
     ax = axes[0][0]
     if not bars:
         _empty(ax, "no answered questions")
-        return _save(fig, path)
+        return fig
     palette = ["#1a9850", "#91cf60", "#d9ef8b", "#fdae61", "#f46d43", "#d73027", "#74add1", "#4575b4"]
     left = np.zeros(len(bars))
     for (cell, _), color in zip(ERROR_CELLS, palette, strict=True):
@@ -221,7 +239,11 @@ def plot_error_attribution(answered: Answered, path: Path) -> Path:
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of answered questions")
     fig.legend(fontsize=7, loc="outside lower center", ncol=4)
-    return _save(fig, path)
+    return fig
+
+
+def plot_error_attribution(answered: Answered, path: Path) -> Path:
+    return _save(error_attribution_figure(answered), path)
 
 
 def write_plots(
@@ -239,12 +261,9 @@ def write_plots(
     ]
 
 
-def plot_budget_bars(
-    rows: Mapping[str, Mapping[str, float]],
-    title: str,
-    path: Path,
-    xlabel: str = "share of gold facts found",
-) -> Path:
+def budget_bars_figure(
+    rows: Mapping[str, Mapping[str, float]], title: str, xlabel: str = "share of gold facts found"
+) -> Figure:
     """Horizontal bars, one group per retriever and one bar per column, on a 0-1 scale: how much of the
     gold each retriever finds when every one may show the reader the same amount of text (or any other
     retrieval scores side by side, such as precision / recall / F1)."""
@@ -267,4 +286,13 @@ def plot_budget_bars(
     ax.set_title(title, fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
-    return _save(fig, path)
+    return fig
+
+
+def plot_budget_bars(
+    rows: Mapping[str, Mapping[str, float]],
+    title: str,
+    path: Path,
+    xlabel: str = "share of gold facts found",
+) -> Path:
+    return _save(budget_bars_figure(rows, title, xlabel), path)
