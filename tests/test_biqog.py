@@ -85,6 +85,25 @@ def test_a_walk_reaches_what_its_hops_and_width_allow(
     assert walk.best(2) == reached[:2]
 
 
+def test_the_final_rerank_judges_all_collected_chunks_together(hand_built: QuestionGraph) -> None:
+    """With a reranker whose scores are relative to the chunks it is given (as rank fusion's are), each
+    hop's best chunk scores 1.0: hop 1's a (0.6 of the truth) would tie hop 2's c (0.95) and, collected
+    first, come first. Scored once more together, c is first, then a, then b."""
+    truth = {"a": 0.6, "b": 0.3, "c": 0.95}
+    calls: list[list[str]] = []
+
+    def relative(chunk_ids: list[str]) -> list[float]:
+        calls.append(chunk_ids)
+        top = max(truth[chunk_id] for chunk_id in chunk_ids)
+        return [truth[chunk_id] / top for chunk_id in chunk_ids]
+
+    walk = traverse(hand_built, ["a?0"], relative, hops=2, width=2)
+    assert walk.scores == {"a": 1.0, "b": 0.5, "c": 1.0}  # each hop judged among its own chunks
+    assert calls == [["a", "b"], ["c"], ["a", "b", "c"]]  # one last call over everything collected
+    assert walk.best(3) == ["c", "a", "b"]
+    assert walk.final == pytest.approx({"a": 0.6 / 0.95, "b": 0.3 / 0.95, "c": 1.0})
+
+
 def test_the_path_shows_each_hops_questions_and_chunks(hand_built: QuestionGraph) -> None:
     walk = traverse(hand_built, ["a?0"], scored, hops=3, width=1)
     assert walk.path == [{"hop": 1, "questions": ["question 1?"], "chunks": ["a", "b"], "kept": ["a"]}]

@@ -3,10 +3,12 @@
 The query is embedded and the `seeds` stored questions nearest to it are the first hop's questions. Each
 hop collects the chunks adjacent to its questions that no earlier hop collected, reranks them against the
 query with the shared reranker, keeps `width`, and moves to the questions adjacent to the kept chunks (those
-not visited yet). After the last hop every chunk collected is ranked by the reranker's score (the final
-rerank: each chunk was scored against the same query when it was collected, so the scores are reused) and
-the top k, each at the hop that collected it, are the evidence the shared reader answers from, read best
-first (`ranked`: the state's `evidence` keeps hop order).
+not visited yet). After the last hop every chunk collected is scored once more, all together, against the
+query (the paper's final rerank) and the top k, each at the hop that collected it, are the evidence the
+shared reader answers from, read best first (`ranked`: the state's `evidence` keeps hop order). A hop's
+scores cannot stand in for that final rerank: the offline hybrid reranker fuses ranks within the chunks
+it is given, so each hop's best chunk scores alike whatever its relevance, and a top k taken from hop
+scores alternates hops by rank (issue 39).
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ SEED_HOP = 1
 
 @dataclass
 class Traversal:
-    """What a walk found: every chunk collected with its rerank score and hop, and the path it took."""
+    """What a walk found: every chunk collected with its hop's rerank score and its hop, the path it took,
+    and every collected chunk's score in the final rerank."""
 
     scores: dict[str, float] = field(default_factory=dict)
     hops: dict[str, int] = field(default_factory=dict)
     path: list[TraversalHop] = field(default_factory=list)
+    final: dict[str, float] = field(default_factory=dict)
 
     def best(self, k: int) -> list[str]:
-        """The `k` collected chunks with the highest scores (the final rerank), best first."""
-        return sorted(self.scores, key=lambda chunk_id: self.scores[chunk_id], reverse=True)[:k]
+        """The `k` collected chunks with the highest final-rerank scores, best first (ties in the order
+        they were collected)."""
+        return sorted(self.final, key=lambda chunk_id: self.final[chunk_id], reverse=True)[:k]
 
 
 def traverse(
@@ -51,7 +56,8 @@ def traverse(
     hops: int,
     width: int,
 ) -> Traversal:
-    """Walk `hops` hops from the question ids `seeds`; `score(chunk_ids)` gives the reranker's scores."""
+    """Walk `hops` hops from the question ids `seeds`, then rerank all it collected together;
+    `score(chunk_ids)` gives the reranker's scores of those chunks, judged among themselves."""
     walk = Traversal()
     questions = list(seeds)
     visited = set(questions)
@@ -69,6 +75,8 @@ def traverse(
         visited.update(questions)
         if not questions:
             break
+    collected = list(walk.scores)
+    walk.final = dict(zip(collected, score(collected), strict=True))
     return walk
 
 
@@ -90,10 +98,13 @@ class BiqogRetrieve:
         chunks: dict[str, Chunk] = {}
 
         def score(chunk_ids: list[str]) -> list[float]:
-            """The reranker's scores of chunks no earlier hop collected (fetched once, kept for reading)."""
+            """The reranker's scores of `chunk_ids` among themselves (each chunk fetched once, kept for
+            reading)."""
             if not chunk_ids:
                 return []
-            chunks.update((chunk.id, chunk) for chunk in index.get(chunk_ids))
+            missing = [chunk_id for chunk_id in chunk_ids if chunk_id not in chunks]
+            if missing:
+                chunks.update((chunk.id, chunk) for chunk in index.get(missing))
             return self.reranker.score(
                 query, [passage_text(index.evidence(chunks[i], 0.0, 0)) for i in chunk_ids]
             )
@@ -103,7 +114,7 @@ class BiqogRetrieve:
         )
         hits = question_hits(seeds, SEED_HOP)
         evidence = [
-            index.evidence(chunks[chunk_id], walk.scores[chunk_id], walk.hops[chunk_id])
+            index.evidence(chunks[chunk_id], walk.final[chunk_id], walk.hops[chunk_id])
             for chunk_id in walk.best(ctx.top_k)
         ]
         return {"evidence": evidence, "ranked": evidence, "question_hits": hits, "traversal": walk.path}
