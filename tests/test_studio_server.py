@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -146,7 +145,6 @@ def test_a_stateless_run_answers_from_the_sample_index(studio: str) -> None:
     The graph is compiled without a checkpointer (the server brings one), so this also shows the exported
     graph works with the server's checkpointer and a context given as JSON.
     """
-    started = time.monotonic()
     out = _post(
         studio,
         "/runs/wait",
@@ -164,4 +162,3 @@ def test_a_stateless_run_answers_from_the_sample_index(studio: str) -> None:
     assert all(item["doc_id"].startswith("https://") for item in out["evidence"])
     [usage] = out["usage"]
     assert usage["node"] == "generate" and usage["prompt_tokens"] > 200
-    assert time.monotonic() - started < RUN_SECONDS
