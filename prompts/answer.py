@@ -20,12 +20,12 @@ from collections.abc import Sequence
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
-from prompts.passages import format_passages
+from prompts.passages import DATA_RULE, format_passages
 from stores.evidence import Evidence
 
 SYSTEM = (
     "You answer questions from the passages you are given. Combine facts across passages when the "
-    "question needs more than one step."
+    f"question needs more than one step. {DATA_RULE}"
 )
 
 INSTRUCTION = "Reply with just the answer, as briefly as possible."

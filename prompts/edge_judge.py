@@ -17,18 +17,20 @@ import hashlib
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
+from prompts.passages import DATA_RULE, chunk_passage
 
 SYSTEM = (
     "You read a passage and a question, and decide whether the passage itself contains the answer to the "
-    "question. Reply Yes if it does and No if it does not, and nothing else."
+    f"question. Reply Yes if it does and No if it does not, and nothing else. {DATA_RULE}"
 )
 
-TEMPLATE = "Passage title: {title}\nPassage:\n{text}\n\nQuestion: {question}\nDoes the passage answer it?"
+TEMPLATE = "{passage}\n\nQuestion: {question}\nDoes the passage answer it?"
 
 GUARD = EchoGuard(own_text=(SYSTEM,), allowed=frozenset({"yes", "no"}))
 
 # Which prompt judged an index's edges: part of the judge's identity, so a reworded prompt judges anew.
-VERSION = hashlib.sha256(f"{SYSTEM}\n{TEMPLATE}".encode()).hexdigest()[:12]
+_LAYOUT = f"{SYSTEM}\n{TEMPLATE}\n{chunk_passage('{title}', '{text}')}"
+VERSION = hashlib.sha256(_LAYOUT.encode()).hexdigest()[:12]
 
 YES, NO, MALFORMED = "yes", "no", "malformed"
 VERDICTS = (YES, NO, MALFORMED)
@@ -41,7 +43,7 @@ def messages(title: str, text: str, question: str) -> list[BaseMessage]:
     """Instructions, then the chunk, then the question: what many calls share first, what varies last."""
     return [
         SystemMessage(SYSTEM),
-        HumanMessage(TEMPLATE.format(title=title, text=text, question=question)),
+        HumanMessage(TEMPLATE.format(passage=chunk_passage(title, text), question=question)),
     ]
 
 

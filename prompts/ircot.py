@@ -29,14 +29,14 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.demonstrations import Demonstration
 from prompts.echo import EchoGuard, normalise
-from prompts.passages import heading
+from prompts.passages import DATA_RULE, OPEN, fenced, heading
 from stores.evidence import Evidence
 
 SYSTEM = (
     "You answer a question by reasoning over the paragraphs given with it, one short sentence per step. "
     "Each sentence states a single fact found in the paragraphs, or draws a conclusion from the facts "
     'already stated, and leads toward the answer. The reasoning written so far follows "A:"; reply '
-    "with the sentences that continue it, without repeating it."
+    f"with the sentences that continue it, without repeating it. {DATA_RULE}"
 )
 ANSWER_PHRASE = "So the answer is:"
 _STOP_BEFORE = "When the facts are enough, the last sentence starts with"
@@ -50,15 +50,15 @@ ANSWER_IS = re.compile(r"\banswer is:?\s*(.*)", re.IGNORECASE | re.DOTALL)
 # (the original's list of reasoning starters).
 _CONCLUDING = ("thus ", "thus,", "so ", "so,", "that is,", "therefore", "hence")
 # Lines that begin the prompt's own layout: a reply that reaches one has left the chain of thought.
-_LAYOUT_LINES = ("Q:", "Wikipedia Title:")
+_LAYOUT_LINES = ("Q:", "Wikipedia Title:", OPEN)
 _CHAIN_LABEL = re.compile(r"^\s*A\s*:\s*")
 
 
 def paragraph_block(title: str, text: str, max_words: int | None = None) -> str:
-    """A paragraph as the reasoner reads it: its title line, then its text, cut after `max_words` words
-    (split at spaces only, so the paragraph keeps its line breaks)."""
+    """A paragraph as the reasoner reads it, fenced as data (prompts.passages): its title line, then its
+    text, cut after `max_words` words (split at spaces only, so the paragraph keeps its line breaks)."""
     words = text.strip().split(" ")
-    return f"Wikipedia Title: {title}\n{' '.join(words[:max_words])}"
+    return fenced(f"Wikipedia Title: {title}\n{' '.join(words[:max_words])}")
 
 
 def _example(demo: Demonstration) -> str:
@@ -97,7 +97,7 @@ def guard(demos: Sequence[Demonstration]) -> EchoGuard:
 
 def chain_text(reply: str) -> str:
     """The reply's chain of thought on one line: a leading "A:" dropped, lines joined, and everything from a
-    line that starts the prompt's layout again ("Q:", "Wikipedia Title:") cut off."""
+    line that starts the prompt's layout again ("Q:", "Wikipedia Title:", a passage's fence) cut off."""
     lines: list[str] = []
     for line in reply.strip().splitlines():
         line = line.strip()

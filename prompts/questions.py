@@ -19,20 +19,23 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
+from prompts.passages import DATA_RULE, chunk_passage
 
 SYSTEM = (
     "You read a passage and write questions that the passage itself answers. Each question must make sense "
     "on its own to someone who has not seen the passage: name the people, organisations, places, products "
     "and dates it is about instead of writing 'the passage', 'the article', 'he' or 'it'. Ask about "
-    "different facts of the passage, one fact per question. Write one question per line and nothing else."
+    "different facts of the passage, one fact per question. Write one question per line and nothing else. "
+    f"{DATA_RULE}"
 )
 
-TEMPLATE = "Passage title: {title}\nPassage:\n{text}\n\nWrite {count} questions this passage answers."
+TEMPLATE = "{passage}\n\nWrite {count} questions this passage answers."
 
 GUARD = EchoGuard(own_text=(SYSTEM,))
 
 # Which prompt wrote an index's questions: part of the writer's identity, so a reworded prompt builds anew.
-VERSION = hashlib.sha256(f"{SYSTEM}\n{TEMPLATE}".encode()).hexdigest()[:12]
+_LAYOUT = f"{SYSTEM}\n{TEMPLATE}\n{chunk_passage('{title}', '{text}')}"
+VERSION = hashlib.sha256(_LAYOUT.encode()).hexdigest()[:12]
 
 # The parser's counts, in the order they are reported. `kept` and the drops (from `not_a_question` on) add
 # up to the lines read; `renumbered` and `question_mark_added` say how many kept questions were repaired.
@@ -64,9 +67,7 @@ def messages(title: str, text: str, count: int) -> list[BaseMessage]:
     """Instructions, then the chunk (title and text), then the count asked for: stable first, varying last."""
     return [
         SystemMessage(SYSTEM),
-        HumanMessage(
-            f"Passage title: {title}\nPassage:\n{text}\n\nWrite {count} questions this passage answers."
-        ),
+        HumanMessage(TEMPLATE.format(passage=chunk_passage(title, text), count=count)),
     ]
 
 

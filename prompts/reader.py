@@ -14,10 +14,10 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.answer import CUE, INSTRUCTION, UNANSWERABLE, UNANSWERABLE_INSTRUCTION
 from prompts.echo import EchoGuard, normalise
-from prompts.passages import format_passages
+from prompts.passages import DATA_RULE, format_passages
 from stores.evidence import Evidence
 
-SYSTEM = "You read numbered passages and answer about them. Use only what the passages say."
+SYSTEM = f"You read numbered passages and answer about them. Use only what the passages say. {DATA_RULE}"
 
 JUDGE_INSTRUCTION = (
     "Do these passages contain enough information to answer the question? Reply with Yes or No only."

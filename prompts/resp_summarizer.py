@@ -36,12 +36,12 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
 from prompts.ircot import sentences
-from prompts.passages import format_passages
+from prompts.passages import DATA_RULE, format_passages
 from stores.evidence import Evidence
 
 SYSTEM = (
     "You condense retrieved passages for a search that answers a question in steps. Use only what the "
-    "passages say."
+    f"passages say. {DATA_RULE}"
 )
 
 END_MARK = "[DONE]"  # Table 1's end mark: not asked for (see above), cut at when written

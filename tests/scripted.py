@@ -11,13 +11,14 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.language_models.chat_models import generate_from_stream
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import PrivateAttr
 
 from nodes.llm import LLMGateway, RoleModel
@@ -25,7 +26,8 @@ from nodes.questions import LLMQuestionWriter
 
 
 class ScriptedChatModel(BaseChatModel):
-    """Answers each call with `reply(prompt_text)`; every prompt is kept in `.prompts`."""
+    """Answers each call with `reply(prompt_text)`; every prompt is kept in `.prompts`. Streamed (when a
+    graph is streamed with `stream_mode="messages"`), the reply comes word by word, then its usage."""
 
     reply: Callable[[str], str]
     _prompts: list[str] = PrivateAttr(default_factory=list)
@@ -41,11 +43,21 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
     ) -> ChatResult:
+        return generate_from_stream(self._stream(messages, stop, run_manager, **kw))
+
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> Iterator[ChatGenerationChunk]:
         prompt = "\n".join(str(m.content) for m in messages)
         self._prompts.append(prompt)
         text = self.reply(prompt)
+        for word in filter(None, re.split(r"(?<=\S)(?=\s)", text)):  # joined, exactly the reply
+            chunk = ChatGenerationChunk(message=AIMessageChunk(word))
+            if run_manager:
+                run_manager.on_llm_new_token(word, chunk=chunk)
+            yield chunk
         usage = {"input_tokens": len(prompt.split()), "output_tokens": len(text.split()), "total_tokens": 0}
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(text, usage_metadata=usage))])
+        yield ChatGenerationChunk(message=AIMessageChunk("", usage_metadata=usage, chunk_position="last"))
 
 
 def fail_from_call(model: ScriptedChatModel, call: int, reply: Callable[[str], str]) -> None:
@@ -113,7 +125,7 @@ def scripted_questions(prompt: str) -> str:
     """A numbered list of the asked count of questions naming the passage's title and a few of its words
     each, so the questions are about their chunk (what QuOTE's search needs to find it)."""
     title = field_of(r"Passage title: (.*)", prompt)
-    text = prompt.split("Passage:\n", 1)[1].rsplit("\n\nWrite ", 1)[0]
+    text = prompt.split(f"Passage title: {title}\n", 1)[1].split("\n</passage>", 1)[0]
     count = int(field_of(r"Write (\d+) questions", prompt))
     words = text.split()
     return "\n".join(

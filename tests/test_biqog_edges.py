@@ -42,7 +42,8 @@ def is_judge_call(prompt: str) -> bool:
 def judged_pair(prompt: str) -> tuple[str, str]:
     """(the chunk a judge prompt shows, by its title and first words; the question it asks about)."""
     title = field_of(r"Passage title: (.*)", prompt)
-    return f"{title}: {prompt.split('Passage:', 1)[1].split()[:6]}", field_of(r"Question: (.*)", prompt)
+    text = prompt.split(f"Passage title: {title}\n", 1)[1]
+    return f"{title}: {text.split()[:6]}", field_of(r"Question: (.*)", prompt)
 
 
 def scripted_reply(prompt: str) -> str:

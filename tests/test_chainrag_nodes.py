@@ -151,7 +151,7 @@ def test_context_integration_reranks_deduplicated_evidence_within_the_word_limit
     ctx = ChainRAGContext(integration="contexts", word_limit=7)
     Integrate(llm, LengthReranker(), ChainRAGContext)(solved_state(), Runtime(context=ctx))
     prompt = model.prompts[0]
-    assert "[1] T\na much longer sentence about Cincinnati, Ohio" in prompt  # best first
+    assert "[1] <passage>\nT\na much longer sentence about Cincinnati, Ohio" in prompt  # best first
     assert "T\nshort" not in prompt  # over the 7-word limit once the first passage is in
     assert "->" not in prompt
 

@@ -183,7 +183,7 @@ def test_paragraphs_are_cut_to_the_word_limit_in_the_reasoner_prompt() -> None:
     )  # fmt: skip
     [_, task] = prompt.messages("Q?", [long], [], (), paragraph_words=350)
     assert "w349" in task.content and "w350" not in task.content
-    assert task.content.startswith("Wikipedia Title: Long\nw0 w1")
+    assert task.content.startswith("<passage>\nWikipedia Title: Long\nw0 w1")
 
 
 # ---- malformed replies, each with its defined fallback

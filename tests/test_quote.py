@@ -83,7 +83,8 @@ NEW_DOC = Document(
 def chunk_of(prompt: str) -> str:
     """The chunk a question writer's prompt asks about (its title and first words), to count calls by."""
     title = field_of(r"Passage title: (.*)", prompt)
-    return f"{title}: {prompt.split('Passage:', 1)[1].split()[:6]}"
+    text = prompt.split(f"Passage title: {title}\n", 1)[1]
+    return f"{title}: {text.split()[:6]}"
 
 
 def build(
