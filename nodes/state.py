@@ -143,12 +143,14 @@ class MetadataFilterOutput(AnswerOutput, total=False):
 
 
 class SubAnswer(TypedDict):
-    """One finished sub-question: as decomposed, as retrieved with (after rewriting), and its answer."""
+    """One finished sub-question: as decomposed, as retrieved with (after rewriting), its answer, and the
+    ids of the passages it read (`evidence` files a passage two sub-questions gathered under the first)."""
 
     asked: str
     question: str
     answer: str
     answered: bool
+    read: list[str]
 
 
 class SubQuestionsState(QAState, total=False):

@@ -70,6 +70,7 @@ class AnswerSubQuestion:
             question=state["query"],
             answer=text,
             answered=not answer.is_refusal(text),
+            read=[item["id"] for item in gathered],
         )
         return {"solved": [solved], "evidence": gathered, "step": step + 1, "usage": [reply.usage]}
 

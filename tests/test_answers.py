@@ -302,7 +302,15 @@ def test_ansint_refusal_is_answered_from_the_contexts() -> None:
     state = {
         "question": QUESTION,
         "evidence": EVIDENCE,
-        "solved": [{"asked": "q", "question": "q", "answer": "Insufficient information.", "answered": False}],
+        "solved": [
+            {
+                "asked": "q",
+                "question": "q",
+                "answer": "Insufficient information.",
+                "answered": False,
+                "read": [],
+            }
+        ],
     }
     out = Integrate(gateway, FirstIsBest(), ChainRAGContext)(state, Runtime(ChainRAGContext(word_limit=300)))
     assert (out["answer"], out["answer_outcome"]) == ("1889", "answered")

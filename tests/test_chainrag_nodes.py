@@ -11,7 +11,7 @@ from graphs.chainrag.steps import JudgeGathered, PrepareSubQuestion, needs_rewri
 from nodes.decompose import Decompose
 from nodes.integrate import Integrate, rerank
 from nodes.state import SubAnswer
-from nodes.subanswer import DecomposeInTurn
+from nodes.subanswer import AnswerSubQuestion, DecomposeInTurn
 from stores.evidence import Evidence
 from tests.scripted import scripted_gateway
 
@@ -63,6 +63,7 @@ def state_after_first(answered: bool) -> dict:
         question="Who directed Jaws?",
         answer="Steven Spielberg" if answered else "Insufficient information.",
         answered=answered,
+        read=["d#s1"],
     )
     return {
         "question": "Where was the director of Jaws born?",
@@ -88,6 +89,54 @@ def test_an_unanswered_earlier_sub_question_is_summarised_instead() -> None:
     assert "Jaws is a 1975 film directed by Steven Spielberg." in model.prompts[0]  # its own context
     assert update["notes"] == "On 'Who directed Jaws?': Jaws (1975) was directed by Steven Spielberg."
     assert update["usage"][0]["role"] == "summarizer"
+
+
+def test_the_summary_reads_what_its_sub_question_gathered_even_where_an_earlier_one_gathered_it_first() -> (
+    None
+):
+    """`evidence` files a sentence two sub-questions gathered under the first (hop 1): the second's summary
+    must still read it, and must not read what only the first gathered."""
+    llm, model = scripted_gateway(lambda p: "Spielberg grew up in Ohio.")
+    shared, own, other = (
+        evidence(1, "Spielberg was born in Cincinnati."),
+        evidence(3, "He grew up in Ohio.", 2),
+        evidence(4, "Jaws was a 1975 film."),
+    )
+    state = {
+        "question": "Where was the director of Jaws born, and what is its sequel?",
+        "sub_questions": ["Who directed Jaws?", "Where was he born?", "What is the sequel of it?"],
+        "step": 2,
+        "solved": [
+            SubAnswer(
+                asked="a",
+                question="Who directed Jaws?",
+                answer="Spielberg",
+                answered=True,
+                read=["d#s1", "d#s4"],
+            ),
+            SubAnswer(
+                asked="b", question="Where was he born?", answer="", answered=False, read=["d#s1", "d#s3"]
+            ),
+        ],
+        "evidence": [shared, other, own],
+    }
+    update = PrepareSubQuestion(llm)(state, Runtime(context=ChainRAGContext()))
+    [prompt] = model.prompts
+    assert shared["text"] in prompt and own["text"] in prompt and other["text"] not in prompt
+    assert update["notes"] == "On 'Where was he born?': Spielberg grew up in Ohio."
+
+
+def test_a_sub_answer_records_the_passages_it_read() -> None:
+    llm, _ = scripted_gateway(lambda p: "Cincinnati")
+    gathered = [evidence(1, "Spielberg was born in Cincinnati."), evidence(2, "He grew up in Ohio.")]
+    state = {
+        "question": "q",
+        "sub_questions": ["Where was he born?"],
+        "query": "Where was he born?",
+        "gathered": gathered,
+    }
+    update = AnswerSubQuestion(llm)(state, Runtime(context=ChainRAGContext()))
+    assert update["solved"][0]["read"] == ["d#s1", "d#s2"] and update["evidence"] == gathered
 
 
 @pytest.mark.parametrize("reply", ["", "  \n "])
@@ -127,9 +176,19 @@ def solved_state() -> dict:
     return {
         "question": "Where was the director of Jaws born?",
         "solved": [
-            SubAnswer(asked="a", question="Who directed Jaws?", answer="Steven Spielberg", answered=True),
             SubAnswer(
-                asked="b", question="Where was Steven Spielberg born?", answer="Cincinnati", answered=True
+                asked="a",
+                question="Who directed Jaws?",
+                answer="Steven Spielberg",
+                answered=True,
+                read=["d#s1"],
+            ),
+            SubAnswer(
+                asked="b",
+                question="Where was Steven Spielberg born?",
+                answer="Cincinnati",
+                answered=True,
+                read=["d#s2"],
             ),
         ],
         "evidence": [evidence(1, "short"), evidence(2, "a much longer sentence about Cincinnati, Ohio", 2)],

@@ -138,7 +138,8 @@ class PrepareSubQuestion:
             return {**update, "fallbacks": [f"prepare: {fallback}"]} if fallback else update
         usages, notes, fallbacks = [], [], []
         for i in unanswered:
-            context = [item for item in state.get("evidence", []) if item["hop"] == i + 1]
+            read = set(solved[i]["read"])
+            context = [item for item in state.get("evidence", []) if item["id"] in read]
             reply = self.llm.complete(
                 "summarizer",
                 summarize.messages(context, solved[i]["question"]),
