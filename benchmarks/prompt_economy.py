@@ -94,19 +94,17 @@ def prefix_cache_floor(prompts: Iterable[Sequence[int]]) -> int:
 
 def record_prompt_tokens(path: Path) -> None:
     """In a cell's process only: append the token ids of every prompt llama.cpp is given to `path`, one JSON
-    list a call (the prompt is the start of the context's tokens once the call returns)."""
+    list a call (what `Llama.generate` receives; completions stream, so there is no reply to read it from)."""
     from llama_cpp import Llama
 
-    complete = Llama.create_chat_completion
+    generate = Llama.generate
 
-    def recorded(self: Llama, *args: Any, **kwargs: Any) -> Any:
-        out = complete(self, *args, **kwargs)
-        prompt = int(out.get("usage", {}).get("prompt_tokens", 0))
+    def recorded(self: Llama, tokens: Any, *args: Any, **kwargs: Any) -> Any:
         with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(self.input_ids[:prompt].tolist()) + "\n")
-        return out
+            handle.write(json.dumps(list(map(int, tokens))) + "\n")
+        return generate(self, tokens, *args, **kwargs)
 
-    Llama.create_chat_completion = recorded  # type: ignore[method-assign]
+    Llama.generate = recorded  # type: ignore[method-assign]
 
 
 def run_cell(args: argparse.Namespace) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import importlib
 import os
 import threading
@@ -20,8 +21,9 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.language_models.chat_models import generate_from_stream
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from stores.errors import HopgraphError
@@ -178,7 +180,8 @@ class LocalLlamaChat(BaseChatModel):
     LangChain's ChatLlamaCpp reports no token usage; here every reply carries `usage_metadata` with
     `input_token_details.cache_read` = prompt tokens llama.cpp did not re-evaluate because the context
     still held that prefix (what makes prefix-stable prompts fast). Each call runs in the context of its
-    prompt family (`prompt_family`), up to `contexts` of them.
+    prompt family (`prompt_family`), up to `contexts` of them. Replies stream token by token when a
+    streaming callback asks for them (LangGraph's `stream_mode="messages"`, `astream_events`).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -202,9 +205,7 @@ class LocalLlamaChat(BaseChatModel):
         with self._load_lock:
             if self._contexts is None:
                 try:
-                    from llama_cpp import Llama
-
-                    primary = Llama(
+                    primary = _counting_llama()(
                         model_path=self.model_path,
                         n_ctx=self.n_ctx,
                         n_threads=self.n_threads,
@@ -227,38 +228,86 @@ class LocalLlamaChat(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        """The streamed reply gathered into one message: a whole reply and a streamed one are the same
+        completion, with the same counts, because there is one code path."""
+        return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The reply as llama.cpp generates it (`stream=True`), then an empty last chunk with its usage.
+
+        llama.cpp's streamed chunks carry no usage, so the counts are its own from the completion just run:
+        the prompt and generated tokens `_CountingLlama` saw (what its whole reply reports as usage), and the
+        prompt tokens its perf counter says were evaluated (the rest were reused from the context).
+        """
         role = str((run_manager.metadata if run_manager else {}).get("role", "default"))
         llama = self._client(prompt_family(messages, role))
         chat = [{"role": _ROLE[m.type], "content": str(m.content)} for m in messages]
         evaluated_before = _prompt_tokens_evaluated(llama)
         started = time.perf_counter()
-        out = llama.create_chat_completion(
+        for part in llama.create_chat_completion(
             messages=chat,
             max_tokens=kwargs.get("max_tokens", self.max_tokens),
             temperature=self.temperature,
             stop=stop or [],
-        )
-        seconds = time.perf_counter() - started
-        usage = out.get("usage", {})
-        prompt = int(usage.get("prompt_tokens", 0))
+            stream=True,
+        ):
+            if text := part["choices"][0]["delta"].get("content"):
+                chunk = ChatGenerationChunk(message=AIMessageChunk(text))
+                if run_manager:
+                    run_manager.on_llm_new_token(text, chunk=chunk)
+                yield chunk
+        prompt, completion = llama.counted
         evaluated = _prompt_tokens_evaluated(llama) - evaluated_before
-        message = AIMessage(
-            out["choices"][0]["message"]["content"] or "",
-            usage_metadata={
-                "input_tokens": prompt,
-                "output_tokens": int(usage.get("completion_tokens", 0)),
-                "total_tokens": int(usage.get("total_tokens", 0)),
-                "input_token_details": {"cache_read": max(0, prompt - evaluated)},
-            },
-            response_metadata={"seconds": seconds, "model": Path(self.model_path).name},
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                "",
+                usage_metadata={
+                    "input_tokens": prompt,
+                    "output_tokens": completion,
+                    "total_tokens": prompt + completion,
+                    "input_token_details": {"cache_read": max(0, prompt - evaluated)},
+                },
+                response_metadata={
+                    "seconds": time.perf_counter() - started,
+                    "model": Path(self.model_path).name,
+                },
+                chunk_position="last",
+            )
         )
-        return ChatResult(generations=[ChatGeneration(message=message)])
-
-    def _stream(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        raise NotImplementedError("hopgraph uses whole completions; streaming is per node, not per token")
 
 
 _ROLE = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+@functools.cache
+def _counting_llama() -> type:
+    """llama_cpp.Llama recording each completion's (prompt tokens, generated tokens) in `counted`.
+
+    A streamed completion reports no usage. These are the two numbers llama.cpp's whole reply reports:
+    the prompt `generate` is given, and the tokens it yields, less an end-of-generation token (which
+    llama.cpp stops at without counting). Built on first use: importing llama_cpp loads its library.
+    """
+    import llama_cpp
+
+    class CountingLlama(llama_cpp.Llama):
+        counted: tuple[int, int] = (0, 0)
+
+        def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Iterator[int]:
+            generated = 0
+            self.counted = (len(tokens), 0)
+            for token in super().generate(tokens, *args, **kwargs):
+                if not llama_cpp.llama_vocab_is_eog(self._model.vocab, token):
+                    generated += 1
+                    self.counted = (len(tokens), generated)
+                yield token
+
+    return CountingLlama
 
 
 def prompt_family(messages: list[BaseMessage], role: str) -> str:

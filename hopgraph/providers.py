@@ -295,6 +295,10 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
         "timeout": settings.timeout,
         "max_retries": settings.max_retries,
     }
+    if spec.startswith("openai:"):
+        # a streamed reply (stream_mode="messages") carries its usage only when asked for, and ChatOpenAI
+        # asks by default only of OpenAI's own URL; vLLM, Ollama and llama.cpp's server send it too
+        kwargs["stream_usage"] = True
     if role.base_url:
         kwargs["base_url"] = role.base_url
         kwargs["api_key"] = role.api_key or "not-needed"

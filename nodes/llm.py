@@ -14,12 +14,15 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.language_models.chat_models import generate_from_stream
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableConfig
 
 from nodes.state import LLMUsage
@@ -95,6 +98,39 @@ class ResponseCache:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", (key, text, json.dumps(dict(usage)))
             )
+
+
+class CachedReply(BaseChatModel):
+    """A reply the response cache holds, given back as a model run of its own: whatever follows a graph's
+    model calls (LangGraph's `stream_mode="messages"`, `astream_events`, a tracer) receives it as one
+    chunk where a fresh reply would stream, instead of missing the node's reply. It costs no tokens."""
+
+    text: str
+
+    @property
+    def _llm_type(self) -> str:
+        return "hopgraph-response-cache"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> ChatResult:
+        return generate_from_stream(self._stream(messages, stop, run_manager))
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: object,
+    ) -> Iterator[ChatGenerationChunk]:
+        chunk = ChatGenerationChunk(message=AIMessageChunk(self.text, chunk_position="last"))
+        if run_manager:
+            run_manager.on_llm_new_token(self.text, chunk=chunk)
+        yield chunk
 
 
 def _current_node(default: str) -> str:
@@ -179,16 +215,17 @@ class LLMGateway:
         The call carries its role and node as tags and metadata, so a tracer (LangSmith, switched on by
         LANGSMITH_TRACING=true) shows which role of which node each LLM call was.
         """
-        key = ResponseCache.key(chosen.model_id, messages, params) if self._cache else ""
-        cached = self._cache.get(key) if self._cache else None
-        if cached is not None:
-            return cached[0], cached[1], 1
-        stop = params["stop"]
-        bound = chosen.model.bind(max_tokens=params["max_tokens"], stop=list(stop) if stop else None)
         config: RunnableConfig = {
             "tags": [f"role:{role}", f"node:{node}"],
             "metadata": {"role": role, "node": node},
         }
+        key = ResponseCache.key(chosen.model_id, messages, params) if self._cache else ""
+        cached = self._cache.get(key) if self._cache else None
+        if cached is not None:
+            CachedReply(text=cached[0]).invoke(list(messages), config)
+            return cached[0], cached[1], 1
+        stop = params["stop"]
+        bound = chosen.model.bind(max_tokens=params["max_tokens"], stop=list(stop) if stop else None)
         try:
             if chosen.exclusive:
                 with chosen.lock:

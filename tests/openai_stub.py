@@ -1,5 +1,6 @@
-"""A stdlib HTTP server on 127.0.0.1 speaking OpenAI's chat-completions API with canned replies, and faults
-on demand (a 429 with Retry-After, a 500, a connection dropped mid-request).
+"""A stdlib HTTP server on 127.0.0.1 speaking OpenAI's chat-completions API with canned replies, whole or
+streamed (server-sent events, word by word, usage last when the request asks for it), and faults on demand
+(a 429 with Retry-After, a 500, a connection dropped mid-request).
 
 Named for what it is: it stands in for a remote provider where a test is about what happens around the
 LLM (stores, concurrency, retries, tracing), never about what an LLM would answer. The client side is the
@@ -9,6 +10,7 @@ real one (LangChain's ChatOpenAI over the OpenAI SDK), so request shapes, retrie
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -19,6 +21,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 Fault = Literal["429", "500", "drop"]
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """A request's messages as one text, as tests match replies against it."""
+    return "\n".join(str(message.get("content", "")) for message in body["messages"])
 
 
 @dataclass
@@ -35,11 +42,13 @@ class Request:
 class OpenAIStub:
     """`reply(prompt)` gives the completion; `fault(prompt, earlier)` a fault for a request, given how many
     requests with the same prompt came before it, or None to answer. `delay` holds each answer back, so
-    concurrent requests overlap (`max_in_flight` counts how many did at once)."""
+    concurrent requests overlap (`max_in_flight` counts how many did at once). `streamed(prompt, words)` is
+    called each time a streamed reply has sent `words` words, so a test can hold a reply mid-stream."""
 
     reply: Callable[[str], str]
     fault: Callable[[str, int], Fault | None] = lambda prompt, earlier: None
     delay: float = 0.0
+    streamed: Callable[[str, int], None] = lambda prompt, words: None
     base_url: str = ""
     requests: list[Request] = field(default_factory=list)
     max_in_flight: int = 0
@@ -48,7 +57,7 @@ class OpenAIStub:
 
     def handle(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[Fault | None, str]:
         """Record the request and decide its answer: (fault or None, reply text)."""
-        prompt = "\n".join(str(message.get("content", "")) for message in body["messages"])
+        prompt = prompt_of(body)
         with self._lock:
             earlier = sum(1 for request in self.requests if request.prompt == prompt)
             fault = self.fault(prompt, earlier)
@@ -63,8 +72,17 @@ class OpenAIStub:
         return fault, "" if fault else self.reply(prompt)
 
 
-def _completion(model: str, text: str, prompt: str) -> bytes:
+def usage(text: str, prompt: str) -> dict[str, int]:
+    """The token counts the stub reports for a reply: words, of the request's messages and of the reply."""
     prompt_tokens, completion_tokens = len(prompt.split()), len(text.split())
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def _completion(model: str, text: str, prompt: str) -> bytes:
     return json.dumps(
         {
             "id": "chatcmpl-stub",
@@ -74,13 +92,15 @@ def _completion(model: str, text: str, prompt: str) -> bytes:
             "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
             ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+            "usage": usage(text, prompt),
         }
     ).encode()
+
+
+def _chunk(model: str, choices: list[dict[str, Any]], **extra: Any) -> bytes:
+    """One server-sent event of a streamed chat completion."""
+    body = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": int(time.time())}
+    return b"data: " + json.dumps({**body, "model": model, "choices": choices, **extra}).encode() + b"\n\n"
 
 
 @contextmanager
@@ -97,12 +117,36 @@ def serve(stub: OpenAIStub) -> Iterator[OpenAIStub]:
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
+            if fault is None and body.get("stream"):
+                self._stream(body, text)
+                return
             if fault is None:
                 self._send(200, _completion(body.get("model", "stub"), text, str(body["messages"])), {})
                 return
             status, retry = (429, {"retry-after": "1"}) if fault == "429" else (500, {})
             error = {"error": {"message": f"injected {status}", "type": "server_error"}}
             self._send(status, json.dumps(error).encode(), retry)
+
+        def _stream(self, body: dict[str, Any], text: str) -> None:
+            """The reply word by word as OpenAI streams it, then its finish, then (asked for with
+            stream_options.include_usage) its usage, on a connection closed at the end."""
+            model, prompt = body.get("model", "stub"), str(body["messages"])
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(_chunk(model, [{"index": 0, "delta": {"role": "assistant", "content": ""}}]))
+            words = [word for word in re.split(r"(?<=\S)(?=\s)", text) if word]
+            for sent, word in enumerate(words, start=1):
+                self.wfile.write(_chunk(model, [{"index": 0, "delta": {"content": word}}]))
+                self.wfile.flush()
+                stub.streamed(prompt_of(body), sent)
+            self.wfile.write(_chunk(model, [{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+            if (body.get("stream_options") or {}).get("include_usage"):
+                self.wfile.write(_chunk(model, [], usage=usage(text, prompt)))
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
 
         def _send(self, status: int, payload: bytes, extra: dict[str, str]) -> None:
             self.send_response(status)
