@@ -71,6 +71,12 @@ def _save(fig: Figure, path: Path) -> Path:
     return path
 
 
+def _literal(label: str) -> str:
+    """A method, dataset or retriever name as matplotlib shows it verbatim: a `$` pair would otherwise start
+    mathtext, and a label such as `naive+note=$x^$` would abort the whole report with a parse error."""
+    return label.replace("$", r"\$")
+
+
 def _empty(ax: Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xticks([])
@@ -83,13 +89,13 @@ def hop_curves_figure(hops: HopTables, colors: Mapping[str, str]) -> Figure:
     for row, dataset in zip(axes, datasets, strict=True):
         curves = {m: v for m, v in hops.get(dataset, {}).items() if v}
         for col, (ax, name) in enumerate(zip(row, ("Precision", "Recall", "F1"), strict=True)):
-            ax.set_title(f"{dataset}: {name}$_r$", fontsize=10)
+            ax.set_title(f"{_literal(dataset)}: {name}$_r$", fontsize=10)
             if not curves:
                 _empty(ax, "no gold evidence")
                 continue
             for method, values in curves.items():
                 xs, ys = [v[0] for v in values], [v[col + 1] for v in values]
-                ax.plot(xs, ys, marker="o", label=method, color=colors[method])
+                ax.plot(xs, ys, marker="o", label=_literal(method), color=colors[method])
             longest = max(len(v) for v in curves.values())
             ax.set_xticks(range(1, longest + 1))
             ax.set_xlim(0.5, longest + 0.5)
@@ -111,7 +117,7 @@ def f1_vs_calls_figure(answered: Answered, colors: Mapping[str, str]) -> Figure:
     rng = np.random.default_rng(0)  # fixed jitter: the same results draw the same figure
     for ax, dataset in zip(axes[0], datasets, strict=True):
         by_method = {m: rs for m, rs in answered.get(dataset, {}).items() if rs}
-        ax.set_title(dataset, fontsize=10)
+        ax.set_title(_literal(dataset), fontsize=10)
         if not by_method:
             _empty(ax, "no answered questions")
             continue
@@ -138,7 +144,7 @@ def f1_vs_calls_figure(answered: Answered, colors: Mapping[str, str]) -> Figure:
                 capsize=4,
                 color=colors[method],
                 markeredgecolor="black",
-                label=f"{method} (n={len(records)})",
+                label=f"{_literal(method)} (n={len(records)})",
             )
         ax.set_xlim(max(0.0, lowest - 1), highest + 1)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
@@ -166,7 +172,7 @@ def forest_figure(
         1, len(POOLED_METRICS), 2 * _PANEL, 1.0 + 0.5 * max(len(methods), 1) * (len(datasets) + 1)
     )
     for ax, (key, name, _) in zip(axes[0], POOLED_METRICS, strict=True):
-        ax.set_title(f"{name}: method − {baseline} (points)", fontsize=10)
+        ax.set_title(f"{name}: method − {_literal(baseline)} (points)", fontsize=10)
         if not methods:
             _empty(ax, f"no method to compare with {baseline}")
             continue
@@ -186,7 +192,7 @@ def forest_figure(
                     color=colors[method],
                     alpha=0.6,
                 )
-                labels.append(f"{method} · {dataset}")
+                labels.append(_literal(f"{method} · {dataset}"))
                 y += 1
             row = pooled[(method, name)]
             ax.errorbar(
@@ -199,7 +205,7 @@ def forest_figure(
                 color=colors[method],
                 markeredgecolor="black",
             )
-            labels.append(f"{method} · pooled (n={row.n})")
+            labels.append(_literal(f"{method} · pooled (n={row.n})"))
             y += 1
         ax.set_yticks(range(len(labels)), labels, fontsize=7)
         ax.invert_yaxis()
@@ -219,7 +225,7 @@ def error_attribution_figure(answered: Answered) -> Figure:
     questions, the cells in ERROR_CELLS order and colours (right ones green, lost ones red/orange)."""
     counts = error_counts(answered)
     bars = [
-        (f"{method} · {dataset}", c)
+        (_literal(f"{method} · {dataset}"), c)
         for dataset, by_method in counts.items()
         for method, c in by_method.items()
     ]
@@ -277,9 +283,11 @@ def budget_bars_figure(
     positions = np.arange(len(names))
     for i, budget in enumerate(budgets):
         values = [rows[name].get(budget, np.nan) for name in names]
-        bars = ax.barh(positions + i * height, values, height, label=budget, color=cycle[i % len(cycle)])
+        bars = ax.barh(
+            positions + i * height, values, height, label=_literal(budget), color=cycle[i % len(cycle)]
+        )
         ax.bar_label(bars, fmt="%.3f", fontsize=7, padding=2)
-    ax.set_yticks(positions + height * (len(budgets) - 1) / 2, names, fontsize=8)
+    ax.set_yticks(positions + height * (len(budgets) - 1) / 2, [_literal(name) for name in names], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.0)
     ax.set_xlabel(xlabel)

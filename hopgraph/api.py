@@ -36,8 +36,16 @@ _savers: dict[str, BaseCheckpointSaver] = {}
 _lock = threading.Lock()
 
 
+def private_data_dir(settings: Settings) -> Path:
+    """The data directory, created readable by its owner only (0700) if it is missing: it holds indexes of
+    private corpora, every run's checkpoints and the response cache."""
+    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return settings.data_dir
+
+
 def services_for(settings: Settings) -> Services:
     """The process-wide services for these settings: models load once however many graphs are built."""
+    private_data_dir(settings)
     key = settings.model_dump_json()
     with _lock:
         if key not in _services:
@@ -47,6 +55,7 @@ def services_for(settings: Settings) -> Services:
 
 def checkpointer_for(settings: Settings) -> BaseCheckpointSaver:
     """SQLite under the data directory by default; Postgres when `checkpointer` is a postgresql:// URL."""
+    private_data_dir(settings)
     url = settings.checkpoint_url
     with _lock:
         if url not in _savers:

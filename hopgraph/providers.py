@@ -238,7 +238,8 @@ class HybridReranker:
 def index_store(settings: Settings, exact_search_max_chunks: int | None = None) -> IndexStore:
     """The configured index store: under `indexes_path`, on the Chroma server when `chroma_url` is set,
     exact dense search up to `exact_search_max_chunks` (the setting unless given: a benchmark compares)."""
-    chroma = ChromaServer(settings.chroma_url) if settings.chroma_url else None
+    token = settings.chroma_token.get_secret_value() if settings.chroma_token else None
+    chroma = ChromaServer(settings.chroma_url, token) if settings.chroma_url else None
     limit = settings.exact_search_max_chunks if exact_search_max_chunks is None else exact_search_max_chunks
     return IndexStore(settings.indexes_path, chroma, limit)
 

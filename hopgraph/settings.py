@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pydantic_settings
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
@@ -129,6 +137,9 @@ class Settings(BaseSettings):
     """A Chroma server (`chroma run --host 127.0.0.1 --port 8000 --path DIR`) holding every index's
     collections instead of an embedded database in each build's folder; manifests, BM25 and extras' files
     stay under data_dir."""
+    chroma_token: SecretStr | None = None
+    """Token sent to the Chroma server as `Authorization: Bearer TOKEN`, for a server (or the proxy in front
+    of it) that requires one; set it in the environment (HOPGRAPH_CHROMA_TOKEN) rather than in a file."""
 
     exact_search_max_chunks: int = Field(default=EXACT_SEARCH_MAX_CHUNKS, ge=0)
     """Indexes of at most this many chunks answer dense search exactly, from their stored vectors (and chunk

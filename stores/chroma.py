@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import chromadb
 import chromadb.config
+import chromadb.errors
 from chromadb.api.client import Client
 from chromadb.api.models.Collection import Collection
 
@@ -40,11 +41,18 @@ CHUNK_COLLECTION = "chunks"
 GET_BATCH = 1000
 
 
-def _settings() -> chromadb.config.Settings:
-    """Telemetry off (indexes may hold private corpora). A new object per client: chromadb's client
-    constructors write their own fields (server host, API implementation, path) into the one they are
-    given, so a shared one would turn the next embedded client into a server client."""
-    return chromadb.config.Settings(anonymized_telemetry=False)
+def _settings(token: str | None = None) -> chromadb.config.Settings:
+    """Telemetry off (indexes may hold private corpora), and a server `token` sent by chromadb's token
+    client. A new object per client: chromadb's client constructors write their own fields (server host,
+    API implementation, path) into the one they are given, so a shared one would turn the next embedded
+    client into a server client."""
+    if token is None:
+        return chromadb.config.Settings(anonymized_telemetry=False)
+    return chromadb.config.Settings(
+        anonymized_telemetry=False,
+        chroma_client_auth_provider="chromadb.auth.token_authn.TokenAuthClientProvider",
+        chroma_client_auth_credentials=token,
+    )
 
 
 class ChromaUnreachableError(HopgraphError):
@@ -153,9 +161,11 @@ class EmbeddedChroma(ChromaPlace):
 
 
 class ChromaServer(ChromaPlace):
-    """A Chroma server (`chroma run --host H --port P --path DIR`) at `url`, shared by all indexes."""
+    """A Chroma server (`chroma run --host H --port P --path DIR`) at `url`, shared by all indexes; `token`,
+    when given, is sent as `Authorization: Bearer TOKEN` (chromadb's token client) to a server, or a proxy
+    in front of it, that requires one."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, token: str | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ChromaUnreachableError(
@@ -166,12 +176,18 @@ class ChromaServer(ChromaPlace):
         self._host = parts.hostname
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
         self._ssl = parts.scheme == "https"
+        self._token = token
 
     def _client(self) -> Client:
         try:
             client = chromadb.HttpClient(
-                host=self._host, port=self._port, ssl=self._ssl, settings=_settings()
+                host=self._host, port=self._port, ssl=self._ssl, settings=_settings(self._token)
             )
+        except (chromadb.errors.AuthorizationError, chromadb.errors.ChromaAuthError) as exc:
+            raise ChromaUnreachableError(
+                f"Chroma server at {self.url} refused the connection ({exc}): it takes a token; set "
+                "chroma_token (HOPGRAPH_CHROMA_TOKEN) to it."
+            ) from exc
         except Exception as exc:  # chromadb raises ValueError, httpx errors ... for a server not there
             raise ChromaUnreachableError(
                 f"Chroma server at {self.url} is not reachable ({exc}): start it with "

@@ -17,3 +17,7 @@ class IndexNotFoundError(HopgraphError):
 
 class IndexMismatchError(HopgraphError):
     """An index was built with a different embedding model than the one configured now."""
+
+
+class IndexDamagedError(HopgraphError):
+    """An index folder whose `current` link or manifest names something other than one of its own builds."""

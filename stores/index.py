@@ -40,12 +40,12 @@ from stores.bm25 import BM25Index, reciprocal_rank_fusion
 from stores.chroma import CHUNK_COLLECTION, GET_BATCH, BuildCollections, ChromaPlace, EmbeddedChroma
 from stores.chunking import Chunk, chunk_document, chunk_id
 from stores.documents import Document, Span, corpus_hash, load_corpus
-from stores.errors import CorpusError, IndexMismatchError, IndexNotFoundError
+from stores.errors import CorpusError, IndexDamagedError, IndexMismatchError, IndexNotFoundError
 from stores.evidence import Evidence, about_line, evidence_from
 from stores.exact import EXACT_SEARCH_MAX_CHUNKS, ExactVectors
 from stores.extra_registry import EXTRAS, extra_named, in_build_order
 from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource
-from stores.files import batches, write_atomic
+from stores.files import batches, refuse_links, write_atomic
 from stores.protocols import Embedder, Progress
 
 SearchMode = Literal["dense", "bm25", "hybrid"]
@@ -55,6 +55,7 @@ COLLECTION = CHUNK_COLLECTION
 EMBED_BATCH = 64
 FUSION_DEPTH = 50
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_BUILD_ID = re.compile(r"[0-9a-f]{16}")  # what _build_id makes: the only names a build folder has
 _INCOMPLETE = ".incomplete"
 _MANIFEST = "manifest.json"
 _BM25 = "bm25.json.gz"
@@ -767,7 +768,13 @@ class IndexStore:
         if build_id is None:
             return None
         path = self._build_dir(name, build_id) / _MANIFEST
-        return Manifest.from_json(path.read_text(encoding="utf-8"))
+        manifest = Manifest.from_json(path.read_text(encoding="utf-8"))
+        if manifest.build_id != build_id:  # every later path is built from the manifest's build_id
+            raise IndexDamagedError(
+                f"{path} names build_id {manifest.build_id!r}, not its own folder's {build_id}: index "
+                f"{name!r} was altered. Rebuild it with `hopgraph index PATH --name {name}`."
+            )
+        return manifest
 
     def extra_directory(self, name: str, extra: str) -> Path | None:
         """The folder of extra `extra` in the build `name` currently serves; None when it has no such extra.
@@ -816,11 +823,21 @@ class IndexStore:
         return self.root / name
 
     def _linked_build(self, name: str) -> str | None:
-        """The build id `current` points at, complete or not (None without the link)."""
+        """The build id `current` points at, complete or not (None without the link).
+
+        `_switch` links only builds/<build id>; any other target (`current -> ../../..`, planted in a
+        copied data directory) is refused rather than used as a path."""
+        link = self._index_dir(name) / "current"
         try:
-            return Path(os.readlink(self._index_dir(name) / "current")).name
+            target = Path(os.readlink(link))
         except OSError:
             return None
+        if target.parent != Path("builds") or not _BUILD_ID.fullmatch(target.name):
+            raise IndexDamagedError(
+                f"{link} points at {str(target)!r}, not at one of the index's builds: index {name!r} was "
+                f"altered. Remove the link and rebuild with `hopgraph index PATH --name {name}`."
+            )
+        return target.name
 
     def _current_build(self, name: str) -> str | None:
         """The build id `current` points at, if that build is complete."""
@@ -841,7 +858,9 @@ class IndexStore:
 
     def _remove_other_builds(self, name: str, keep: str) -> None:
         """Delete superseded and abandoned builds of `name` (only ever after `current` has moved)."""
-        for build_dir in (self._index_dir(name) / "builds").iterdir():
+        builds = self._index_dir(name) / "builds"
+        refuse_links(builds)  # deleting "the other builds" in a linked folder deletes what it points at
+        for build_dir in builds.iterdir():
             if build_dir.name != keep:
                 self._forget(name, build_dir.name)
                 self.chroma.drop(name, build_dir.name, build_dir)

@@ -15,11 +15,15 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import chromadb
+import httpx
 import pytest
 import tiny_hotpot
 from conftest import free_port
@@ -31,6 +35,7 @@ from evals.runner import read_records, results_path
 from hopgraph import Settings, build_graph, index_corpus
 from hopgraph.cli import SAMPLE_CORPUS
 from hopgraph.evaluate import evaluate
+from hopgraph.providers import index_store
 from stores.chroma import ChromaServer, ChromaUnreachableError
 from stores.documents import Document, load_corpus
 from stores.index import EMBED_BATCH, IndexParams, IndexStore
@@ -208,3 +213,71 @@ def test_embedded_indexes_work_beside_a_server_in_one_process(
     assert (tmp_path / "embedded" / "one" / "current" / "chroma").is_dir()
     assert len(embedded.open("one", minilm).all_chunks()) == built.chunks
     assert len(served.open("one", minilm).all_chunks()) == built.chunks
+
+
+class _TokenGate(BaseHTTPRequestHandler):
+    """What a deployment puts in front of a Chroma server that checks no token itself (`chroma run` has no
+    auth): a reverse proxy forwarding only requests that carry `Authorization: Bearer TOKEN`, refusing the
+    others as Chroma's own token check does (401, AuthorizationError)."""
+
+    upstream: str
+    token: str
+    seen: list[str]
+
+    def _forward(self) -> None:
+        sent = self.headers.get("Authorization", "")
+        self.seen.append(sent)
+        if sent != f"Bearer {self.token}":
+            self._answer(401, b'{"error": "AuthorizationError", "message": "token required"}')
+            return
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        kind = self.headers.get("Content-Type", "application/json")
+        reply = httpx.request(
+            self.command, self.upstream + self.path, content=body, headers={"Content-Type": kind}
+        )
+        self._answer(reply.status_code, reply.content)
+
+    def _answer(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = _forward
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the test reads what the gate saw from `seen`."""
+
+
+@contextmanager
+def token_gate(upstream: str, token: str) -> Iterator[tuple[str, list[str]]]:
+    """(the gate's URL, the Authorization header of every request it got) while it runs."""
+    seen: list[str] = []
+    handler = type("Gate", (_TokenGate,), {"upstream": upstream, "token": token, "seen": seen})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_the_chroma_token_setting_reaches_a_server_that_requires_one(
+    chroma_url: str, minilm: MiniLM, tmp_path: Path
+) -> None:
+    """The server client sent no credentials, so a Chroma server behind a token could not be used. With
+    `chroma_token` every request carries it; without, the server's refusal is one line saying what to set."""
+    docs = load_corpus(MULTIHOP)[:1]
+    with token_gate(chroma_url, "gate-token-1") as (gate, seen):
+        settings = Settings(data_dir=tmp_path / "with", chroma_url=gate, chroma_token="gate-token-1")
+        built = index_store(settings).build("gated", docs, minilm).manifest
+        assert on_server(chroma_url, "gated") == {f"gated--{built.build_id}--chunks": built.chunks}
+        assert seen and set(seen) == {"Bearer gate-token-1"}
+        without = Settings(data_dir=tmp_path / "without", chroma_url=gate)
+        with pytest.raises(ChromaUnreachableError, match="HOPGRAPH_CHROMA_TOKEN") as refused:
+            index_store(without).build("gated", docs, minilm)
+        assert "\n" not in str(refused.value) and "gate-token-1" not in str(refused.value)

