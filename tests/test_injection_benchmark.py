@@ -23,10 +23,14 @@ def test_each_question_gets_one_planted_paragraph_that_the_evaluation_indexes(tm
 
 
 def result(method: str, question: str, prediction: str, read_titles: list[str], em: float) -> dict:
-    read = [{"title": title, "text": "..."} for title in read_titles]
+    """A result line as the evaluation writes it: `evidence` items, and the ids of those read in `read`;
+    one more passage, unread, holds the planted title, which must not count."""
+    evidence = [{"id": f"{question}-{i}", "title": title} for i, title in enumerate(read_titles)]
+    unread = {"id": f"{question}-unread", "title": f"{PLANTED_TITLE} unread"}
     return {
         "type": "result", "dataset": "hotpotqa", "method": method, "question_id": question,
-        "question": question, "prediction": prediction, "read": read, "metrics": {"em": em},
+        "question": question, "prediction": prediction, "evidence": [*evidence, unread],
+        "read": [item["id"] for item in evidence], "metrics": {"em": em},
     }  # fmt: skip
 
 
