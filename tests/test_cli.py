@@ -1,4 +1,11 @@
-"""The `hopgraph` command as a user runs it: index, ask with a streamed trace, history, and clear errors."""
+"""The `hopgraph` command as a user runs it: index, ask with a streamed trace, history, and clear errors.
+
+Everything but the end-to-end ask runs the command in this process through its real entry point
+(hopgraph.cli.main, tests.test_bad_values.hopgraph), with every LLM role scripted: a new interpreter per
+command would load torch, MiniLM and spaCy again each time. The ask-and-history test runs it as a user does,
+in its own process with the real local LLM, and so does one bad input, to show the exit code and the one
+line on stderr survive the real process boundary.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.scripted import ScriptedChatModel
+from tests.test_bad_values import hopgraph, reader  # noqa: F401  (reader is a fixture)
+
 FIXTURES = Path(__file__).parent / "fixtures" / "corpora"
+NOTES = FIXTURES / "notes"
 HOPGRAPH = [sys.executable, "-m", "hopgraph"]
 
 
@@ -20,21 +31,25 @@ def run(args: list[str], env: dict[str, str], timeout: float = 300) -> subproces
     )
 
 
-def test_index_builds_then_is_a_no_op_on_an_unchanged_corpus(cli_env: dict[str, str]) -> None:
-    first = run(["index", str(FIXTURES / "notes"), "--name", "cli-notes"], cli_env)
-    assert first.returncode == 0, first.stderr
-    assert "cli-notes: built" in first.stdout and "3 documents" in first.stdout
-    again = run(["index", str(FIXTURES / "notes"), "--name", "cli-notes"], cli_env)
-    assert again.returncode == 0 and "cli-notes: unchanged" in again.stdout
+def test_index_builds_then_is_a_no_op_on_an_unchanged_corpus(
+    reader: ScriptedChatModel,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = hopgraph(["index", str(NOTES), "--name", "cli-notes"], capsys)
+    assert code == 0, err
+    assert "cli-notes: built" in out and "3 documents" in out
+    code, out, _ = hopgraph(["index", str(NOTES), "--name", "cli-notes"], capsys)
+    assert code == 0 and "cli-notes: unchanged" in out
 
 
 def test_index_with_adds_an_extra_that_reindexing_keeps_and_method_naive_drops(
-    cli_env: dict[str, str],
+    reader: ScriptedChatModel,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     def index(*options: str) -> str:
-        done = run(["index", str(FIXTURES / "notes"), "--name", "cli-extras", *options], cli_env)
-        assert done.returncode == 0, done.stderr
-        return done.stdout + done.stderr
+        code, out, err = hopgraph(["index", str(NOTES), "--name", "cli-extras", *options], capsys)
+        assert code == 0, err
+        return out + err
 
     assert "cli-extras: built — 3 documents, 3 chunks, all-MiniLM" in index()
     added = index("--with", "sentence_graph")
@@ -105,7 +120,7 @@ def test_ask_streams_each_node_and_history_replays_the_saved_run(
             ["widht", "top_k"],
         ),
         (
-            ["index", str(FIXTURES / "notes"), "--name", "x", "--with", "nonesuch"],
+            ["index", str(NOTES), "--name", "x", "--with", "nonesuch"],
             ["nonesuch", "known extras: sentence_graph"],
         ),
     ],
@@ -122,28 +137,43 @@ def test_ask_streams_each_node_and_history_replays_the_saved_run(
     ],
 )
 def test_bad_input_exits_2_with_a_message_naming_it(
-    cli_env: dict[str, str], args: list[str], expected: list[str]
+    reader: ScriptedChatModel,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    expected: list[str],
 ) -> None:
-    result = run(args, cli_env)
-    assert result.returncode == 2
-    assert "Traceback" not in result.stderr
+    code, out, err = hopgraph(args, capsys)
+    assert code == 2, (out, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err  # one line, no traceback
     for fragment in expected:
-        assert fragment in result.stderr
+        assert fragment in lines[0]
+    assert reader.prompts == []  # stopped before any LLM call
+
+
+def test_bad_input_in_its_own_process_exits_2_with_the_one_line(cli_env: dict[str, str]) -> None:
+    """The subprocess smoke test of the cases above: the exit code and the line reach a user's shell."""
+    result = run(["ask", "anything?", "--index", "never-built"], cli_env)
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ") and "never-built" in line and "hopgraph index" in line
 
 
 def test_a_bad_jsonl_line_is_named_and_the_old_index_survives(
-    cli_env: dict[str, str], tmp_path: Path
+    reader: ScriptedChatModel,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     good = tmp_path / "docs.jsonl"
     good.write_text(json.dumps({"id": "a", "title": "A", "text": "Alpha is the first letter."}) + "\n")
-    assert run(["index", str(good), "--name", "cli-jsonl"], cli_env).returncode == 0
+    assert hopgraph(["index", str(good), "--name", "cli-jsonl"], capsys)[0] == 0
     bad = tmp_path / "bad.jsonl"
     bad.write_text(good.read_text() + "{not json\n")
-    result = run(["index", str(bad), "--name", "cli-jsonl"], cli_env)
-    assert result.returncode == 2 and "bad.jsonl" in result.stderr and "line 2" in result.stderr
+    code, _, err = hopgraph(["index", str(bad), "--name", "cli-jsonl"], capsys)
+    assert code == 2 and "bad.jsonl" in err and "line 2" in err
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = run(["index", str(empty), "--name", "cli-jsonl"], cli_env)
-    assert result.returncode == 2 and str(empty) in result.stderr
-    unchanged = run(["index", str(good), "--name", "cli-jsonl"], cli_env)
-    assert "cli-jsonl: unchanged" in unchanged.stdout
+    code, _, err = hopgraph(["index", str(empty), "--name", "cli-jsonl"], capsys)
+    assert code == 2 and str(empty) in err
+    code, out, _ = hopgraph(["index", str(good), "--name", "cli-jsonl"], capsys)
+    assert code == 0 and "cli-jsonl: unchanged" in out
