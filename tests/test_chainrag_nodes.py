@@ -150,6 +150,23 @@ def test_an_empty_summary_carries_no_note_and_is_recorded(reply: str) -> None:
     assert update["usage"][0]["role"] == "summarizer"
 
 
+@pytest.mark.parametrize("reply", ["Insufficient information.", "Unknown", "Not mentioned."])
+def test_a_summary_that_only_declines_carries_no_note_and_is_recorded(reply: str) -> None:
+    llm, _ = scripted_gateway(lambda p: reply)
+    update = PrepareSubQuestion(llm)(state_after_first(answered=False), Runtime(context=ChainRAGContext()))
+    assert update["query"] == "Where was he born?" and update["notes"] == ""
+    assert update["fallbacks"] == [
+        f"prepare: sub-question 1: the summary only declined ({reply!r}), so no notes are carried for it"
+    ]
+
+
+def test_a_longer_summary_that_opens_by_declining_is_kept() -> None:
+    reply = "Not mentioned directly, but Jaws (1975) was directed by Steven Spielberg."
+    llm, _ = scripted_gateway(lambda p: reply)
+    update = PrepareSubQuestion(llm)(state_after_first(answered=False), Runtime(context=ChainRAGContext()))
+    assert update["notes"] == f"On 'Who directed Jaws?': {reply}" and "fallbacks" not in update
+
+
 def test_rewriting_can_be_ablated_and_is_skipped_without_a_reference() -> None:
     llm, model = scripted_gateway(lambda p: "never used")
     off = PrepareSubQuestion(llm)(state_after_first(True), Runtime(context=ChainRAGContext(rewrite=False)))
