@@ -42,6 +42,7 @@ from evals.runner import (
 )
 from evals.stats import bootstrap_ci, holm, paired_difference, paired_test
 from stores.files import write_atomic
+from stores.redaction import redact
 
 REPORT_FILE = "report.md"
 #: The leaderboard's per-dataset columns: answers, and retrieval at the middle reading budget.
@@ -321,7 +322,9 @@ def _settings_section(runs: Sequence[Record]) -> list[str]:
     ]
     if last["settings"]:
         lines += ["", "Models and settings (last start):", "", "```json"]
-        lines += [json.dumps(last["settings"], indent=2, ensure_ascii=False, sort_keys=True), "```"]
+        # redacted again: a run line written before its writer redacted URLs may still hold credentials
+        settings = json.dumps(last["settings"], indent=2, ensure_ascii=False, sort_keys=True)
+        lines += [redact(settings), "```"]
     return lines
 
 

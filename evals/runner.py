@@ -53,6 +53,7 @@ from evals.steps import record_steps, thread_steps
 from prompts.answer import UNANSWERABLE
 from stores.errors import HopgraphError
 from stores.files import open_appending
+from stores.redaction import redact
 
 if TYPE_CHECKING:  # graphs are handed in; importing LangGraph here would only slow `import evals`
     from langgraph.graph.state import CompiledStateGraph
@@ -464,7 +465,7 @@ def _attempt(
             error=None,
         )
     except Exception as exc:  # any failure of one question is recorded; the run goes on
-        error = f"{type(exc).__name__}: {exc}"
+        error = redact(f"{type(exc).__name__}: {exc}")  # results get shared: no URL credentials in them
         record.update(
             prediction=None, evidence=[], read=[], metrics=None, llm=None, steps=[], source=None, error=error
         )

@@ -7,6 +7,7 @@ out = graph.invoke({"question": "..."}, {"configurable": {"thread_id": "q1"}}, c
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import statistics
 import threading
@@ -19,6 +20,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import SecretStr
 
 from graphs.registry import METHODS, builder, extras_for
 from hopgraph.providers import ConfigError, Services
@@ -30,6 +32,7 @@ from stores.index import BuildResult, IndexParams, IndexStore
 from stores.question_graph import JOURNAL as EDGE_JOURNAL
 from stores.question_graph import QUESTION_GRAPH, QuestionGraphParams, read_judgements
 from stores.questions import JOURNAL, QUESTIONS, QuestionParams, read_journal, written_records
+from stores.redaction import redact
 
 _services: dict[str, Services] = {}
 _savers: dict[str, BaseCheckpointSaver] = {}
@@ -46,11 +49,25 @@ def private_data_dir(settings: Settings) -> Path:
 def services_for(settings: Settings) -> Services:
     """The process-wide services for these settings: models load once however many graphs are built."""
     private_data_dir(settings)
-    key = settings.model_dump_json()
+    key = _identity(settings)
     with _lock:
         if key not in _services:
             _services[key] = Services(settings)
         return _services[key]
+
+
+def _identity(settings: Settings) -> str:
+    """The settings as a key, secrets included: a dump shows a SecretStr as stars, and two API keys must
+    not share one set of services."""
+
+    def revealed(value: Any) -> Any:
+        if isinstance(value, SecretStr):
+            return value.get_secret_value()
+        if isinstance(value, dict):
+            return {key: revealed(item) for key, item in value.items()}
+        return value
+
+    return json.dumps(revealed(settings.model_dump()), sort_keys=True, default=str)
 
 
 def checkpointer_for(settings: Settings) -> BaseCheckpointSaver:
@@ -85,18 +102,24 @@ def _open_saver(url: str) -> BaseCheckpointSaver:
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from langgraph.checkpoint.postgres import PostgresSaver
-            from psycopg import Connection
+            from psycopg import Connection, OperationalError
             from psycopg.rows import dict_row
         except ImportError as exc:
             raise ConfigError(
                 "checkpointer is a Postgres URL but the postgres extra is missing: "
                 "pip install -e '.[postgres]'."
             ) from exc
-        conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        try:
+            conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+        except OperationalError as exc:
+            raise ConfigError(
+                f"checkpointer = {redact(url)!r}: cannot connect ({redact(str(exc).strip())}); start the "
+                "server or correct the URL."
+            ) from None
         saver = PostgresSaver(conn, serde=checkpoint_serializer())
         saver.setup()
         return saver
-    raise ConfigError(f"checkpointer = {url!r}: use sqlite:///PATH or a postgresql:// URL.")
+    raise ConfigError(f"checkpointer = {redact(url)!r}: use sqlite:///PATH or a postgresql:// URL.")
 
 
 def build_graph(

@@ -27,6 +27,7 @@ from stores.errors import HopgraphError
 from stores.extra_registry import EXTRAS
 from stores.question_graph import QUESTION_GRAPH, QuestionGraphInfo
 from stores.questions import QUESTIONS, QuestionsInfo
+from stores.redaction import redact
 
 if TYPE_CHECKING:
     from hopgraph.api import JudgeCost, QuestionCost
@@ -335,7 +336,7 @@ def history(thread_id: Annotated[str, typer.Argument(help="Thread id printed by 
     first = checkpointer_for(settings).get_tuple(config)
     if first is None:
         raise HopgraphError(
-            f"No saved run has thread id {thread_id!r} in {settings.checkpoint_url}; "
+            f"No saved run has thread id {thread_id!r} in {redact(settings.checkpoint_url)}; "
             "`hopgraph ask` prints the id of each run."
         )
     method = first.metadata.get("method", "naive")
@@ -413,6 +414,7 @@ def main() -> None:
 
 def _fail(message: str) -> None:
     """Print `message` as the one line a user reads, and exit 2 (the code of a bad input)."""
-    # unwrapped and unstyled: the message names files and values a user may copy from it
-    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    # unwrapped and unstyled: the message names files and values a user may copy from it; redacted, since
+    # a provider's or a driver's own message may hold a URL's credentials
+    err.print(f"[bold red]error:[/] {escape(redact(message))}", soft_wrap=True)
     sys.exit(2)

@@ -29,12 +29,11 @@ from graphs.registry import extras_for
 from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
 from hopgraph.providers import ConfigError
-from hopgraph.settings import RoleSettings, Settings
+from hopgraph.settings import SECRET_FIELDS, RoleSettings, Settings
 from stores.index import BuildResult
+from stores.redaction import redact
 
 IndexProgress = Callable[[str, int, int], None]
-# Never written into results files, which get shared: they may hold keys.
-_SECRET_FIELDS = {"api_key"}
 # Settings naming a model that is not an LLM role's: the GGUF behind `local`, the embedder, the reranker.
 _MODEL_FIELDS = ("local_model_path", "embedding_model", "embedding_backend", "reranker", "reranker_model")
 # reranker = "embedding" was called "none" in run lines written before 2026-11-22: the same model.
@@ -52,10 +51,13 @@ def index_name(benchmark: Benchmark) -> str:
 
 
 def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
-    """What the run line records about models and settings: every setting except secrets, plus the index."""
-    public = settings.model_dump(mode="json", exclude=_SECRET_FIELDS)
+    """What the run line records about models and settings, plus the index: every setting but the secret ones,
+    and URLs (base_url, chroma_url, checkpointer) without their credentials or query: results files are
+    shared."""
+    public = _redacted(settings.model_dump(mode="json", exclude=SECRET_FIELDS))
     public["roles"] = {
-        name: role.model_dump(mode="json", exclude=_SECRET_FIELDS) for name, role in settings.roles.items()
+        name: _redacted(role.model_dump(mode="json", exclude=SECRET_FIELDS))
+        for name, role in settings.roles.items()
     }
     m = built.manifest
     public["index"] = {
@@ -72,6 +74,17 @@ def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
         "extras": {extra: asdict(info.params) for extra, info in m.extras.items()},
     }
     return public
+
+
+def _redacted(value: Any) -> Any:
+    """Every text in a dumped setting redacted, so no URL setting added later can slip through."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    return value
 
 
 def model_identity(summary: Mapping[str, Any]) -> dict[str, Any]:

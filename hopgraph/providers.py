@@ -25,6 +25,7 @@ from stores.bm25 import reciprocal_rank_fusion, scores_among, tokenize, top_posi
 from stores.chroma import ChromaServer
 from stores.errors import HopgraphError
 from stores.index import ChunkIndex, IndexStore
+from stores.redaction import redact
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -300,20 +301,22 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
         # a streamed reply (stream_mode="messages") carries its usage only when asked for, and ChatOpenAI
         # asks by default only of OpenAI's own URL; vLLM, Ollama and llama.cpp's server send it too
         kwargs["stream_usage"] = True
+    key = role.api_key.get_secret_value() if role.api_key else None
     if role.base_url:
         kwargs["base_url"] = role.base_url
-        kwargs["api_key"] = role.api_key or "not-needed"
-    elif role.api_key:
-        kwargs["api_key"] = role.api_key
+        kwargs["api_key"] = key or "not-needed"
+    elif key:
+        kwargs["api_key"] = key
     try:
         model = init_chat_model(spec, **kwargs)
     except Exception as exc:
         raise ConfigError(f"llm = {spec!r} could not be set up: {exc}") from exc
-    where = f" at {role.base_url}" if role.base_url else ""
+    # the model's id keys the response cache and the index extras it writes (recorded in manifests), and its
+    # description goes into error messages: neither holds the base_url's credentials or query
+    server = redact(role.base_url) if role.base_url else ""
+    where = f" at {server}" if server else ""
     limits = f"timeout {settings.timeout:g} s, {settings.max_retries} retries"
-    return RoleModel(
-        model, f"{spec}{'@' + role.base_url if role.base_url else ''}", f"{spec}{where}; {limits}"
-    )
+    return RoleModel(model, f"{spec}{'@' + server if server else ''}", f"{spec}{where}; {limits}")
 
 
 class Services:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,9 +38,14 @@ from pydantic_settings import (
 
 from stores.errors import HopgraphError
 from stores.exact import EXACT_SEARCH_MAX_CHUNKS
+from stores.redaction import redact
 
 ENV_PREFIX = "HOPGRAPH_"
 CONFIG_VARIABLE = "HOPGRAPH_CONFIG"
+
+
+SECRET_FIELDS = frozenset({"api_key", "chroma_token"})
+"""Settings holding a secret (SecretStr): never written to a run line, never shown in an error."""
 
 
 class SettingsError(HopgraphError, ValueError):
@@ -57,14 +62,23 @@ def _server(llm: str, base_url: str | None) -> str:
     return base_url or llm.split(":", 1)[0]
 
 
+def _redacted_args(args: Iterable[tuple[str | None, Any]]) -> Iterable[tuple[str | None, Any]]:
+    """A model's repr arguments with every text redacted: repr(settings), in a traceback, a log line or a
+    notebook, shows no URL's credentials (keys are SecretStr, shown as stars)."""
+    return [(name, redact(value) if isinstance(value, str) else value) for name, value in args]
+
+
 class RoleSettings(BaseModel):
     """A per-role override (planner, generator, judge, summarizer ...); unset fields inherit the top level."""
 
     model_config = ConfigDict(extra="forbid")  # a misspelt key would silently leave the role on the default
 
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        return _redacted_args(super().__repr_args__())
+
     llm: str | None = None
     base_url: str | None = None
-    api_key: str | None = None
+    api_key: SecretStr | None = None
 
 
 class Settings(BaseSettings):
@@ -84,9 +98,10 @@ class Settings(BaseSettings):
     `provider:model` for LangChain's init_chat_model."""
     base_url: str | None = None
     """An OpenAI-compatible server (vLLM, Ollama, llama.cpp server) for `openai:MODEL`."""
-    api_key: str | None = None
+    api_key: SecretStr | None = None
     """API key of the top-level server; for a keyless local server any placeholder is sent. Roles reaching
-    another server (their own base_url or provider) do not get it: give them their own."""
+    another server (their own base_url or provider) do not get it: give them their own. A SecretStr:
+    `repr(settings)` and dumps show stars."""
     roles: dict[str, RoleSettings] = Field(default_factory=dict)
     """Per-role overrides, e.g. [roles.generator] llm = "openai:gpt-4o-mini"."""
     timeout: float = Field(default=120.0, gt=0)
@@ -153,6 +168,9 @@ class Settings(BaseSettings):
 
     checkpointer: str | None = None
     """`sqlite:///PATH` (default DATA_DIR/checkpoints.sqlite) or a `postgresql://` URL."""
+
+    def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
+        return _redacted_args(super().__repr_args__())
 
     def __init__(self, **values: Any) -> None:
         """Read and check every source; what is wrong is raised as one SettingsError line naming its input,
@@ -252,7 +270,15 @@ def _problem(error: ErrorDetails, given: Mapping[str, Any]) -> str:
         hint = f" (did you mean {close[0]}?)" if close else ""
         return f"{where} is not a setting{hint}: remove it or correct its name"
     takes = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
-    return f"{where}={error['input']!r} is not valid: {takes[0].lower()}{takes[1:]}"
+    return f"{where}{_shown(loc, error['input'])} is not valid: {takes[0].lower()}{takes[1:]}"
+
+
+def _shown(loc: tuple[str, ...], value: Any) -> str:
+    """`=VALUE` for the error line, or nothing: a secret's value is never shown, nor a table's or list's (a
+    role's table holds its api_key), and a URL's credentials and query are redacted."""
+    if loc[-1] in SECRET_FIELDS or not isinstance(value, str | int | float | bool):
+        return ""
+    return f"={redact(repr(value))}"
 
 
 def _origin(loc: tuple[str, ...], given: Mapping[str, Any]) -> str:

@@ -28,6 +28,7 @@ from langchain_core.runnables import RunnableConfig
 from nodes.state import LLMUsage
 from prompts.echo import NUDGE, EchoGuard
 from stores.errors import HopgraphError
+from stores.redaction import redact
 
 
 class ProviderError(HopgraphError):
@@ -237,7 +238,7 @@ class LLMGateway:
         except Exception as exc:  # provider SDKs raise many types; the user needs one clear message
             raise ProviderError(
                 f"The model for role '{role}' ({chosen.describe}) failed: "
-                f"{type(exc).__name__}: {str(exc).rstrip('.')}. Check that the server is running and "
+                f"{type(exc).__name__}: {redact(str(exc)).rstrip('.')}. Check that the server is running and "
                 "reachable and that the model name and API key are right, or raise `timeout` / `max_retries` "
                 "in hopgraph.toml."
             ) from exc

@@ -34,6 +34,7 @@ from chromadb.api.models.Collection import Collection
 
 from stores.errors import HopgraphError
 from stores.files import batches
+from stores.redaction import redact
 
 # The base collection of every build: one entry per chunk (its vector, text and metadata).
 CHUNK_COLLECTION = "chunks"
@@ -169,10 +170,10 @@ class ChromaServer(ChromaPlace):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ChromaUnreachableError(
-                f"chroma_url = {url!r} is not an http(s) URL: use e.g. http://127.0.0.1:8000, or unset "
-                "chroma_url to keep Chroma embedded in each index's folder."
+                f"chroma_url = {redact(url)!r} is not an http(s) URL: use e.g. http://127.0.0.1:8000, or "
+                "unset chroma_url to keep Chroma embedded in each index's folder."
             )
-        self.url = url
+        self.url = redact(url)  # for messages and `describe`: credentials in the URL never reach them
         self._host = parts.hostname
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
         self._ssl = parts.scheme == "https"
@@ -185,12 +186,12 @@ class ChromaServer(ChromaPlace):
             )
         except (chromadb.errors.AuthorizationError, chromadb.errors.ChromaAuthError) as exc:
             raise ChromaUnreachableError(
-                f"Chroma server at {self.url} refused the connection ({exc}): it takes a token; set "
-                "chroma_token (HOPGRAPH_CHROMA_TOKEN) to it."
+                f"Chroma server at {self.url} refused the connection ({redact(str(exc))}): it takes a "
+                "token; set chroma_token (HOPGRAPH_CHROMA_TOKEN) to it."
             ) from exc
         except Exception as exc:  # chromadb raises ValueError, httpx errors ... for a server not there
             raise ChromaUnreachableError(
-                f"Chroma server at {self.url} is not reachable ({exc}): start it with "
+                f"Chroma server at {self.url} is not reachable ({redact(str(exc))}): start it with "
                 f"`chroma run --host {self._host} --port {self._port} --path DIR`, or unset chroma_url "
                 "(HOPGRAPH_CHROMA_URL) to keep Chroma embedded in each index's folder."
             ) from exc
