@@ -68,18 +68,22 @@ class SourceNames:
         leading "the"), so "The Age" is found in "according to The Age" but not in "the age of". Longer
         names are looked for first and a shorter one never inside a longer one's match, so "The
         Independent - Sports" does not also name every other section of The Independent.
+
+        Linear in the question: the characters matches already took are marked in one array, so a match is
+        checked against them in its own length (a list of taken spans, checked whole at every match, took
+        31 s on an 80 KB question naming sources thousands of times).
         """
         forms = {form for source in self.sources for form in _forms(source)}
-        taken: list[tuple[int, int]] = []
+        taken = bytearray(len(question))  # 1 where a longer name's match already stands
         found: set[str] = set()
         for form in sorted(forms, key=lambda form: (-len(form), form)):
             bare = re.sub(r"^the\s+", "", form, flags=re.IGNORECASE)
             pattern = re.compile(r"(?<!\w)(?:the\s+)?(?P<name>" + re.escape(bare) + r")(?!\w)", re.IGNORECASE)
             for match in pattern.finditer(question):
                 start, end = match.span()
-                if not match.group("name")[0].isupper() or any(a < end and start < b for a, b in taken):
+                if not match.group("name")[0].isupper() or taken.find(1, start, end) != -1:
                     continue
-                taken.append((start, end))
+                taken[start:end] = b"\x01" * (end - start)
                 found.update(self.resolve(form))
         return [source for source in self.sources if source in found]
 

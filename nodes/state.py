@@ -14,6 +14,7 @@ from typing import Annotated, Any
 # pydantic, and so Studio's input and output forms, cannot read typing.TypedDict on Python 3.11
 from typing_extensions import TypedDict
 
+from stores.errors import HopgraphError
 from stores.evidence import Evidence
 from stores.questions import QuestionMatch
 
@@ -73,10 +74,34 @@ class MetadataFilter(TypedDict):
     date_to: str | None
 
 
+MAX_QUESTION_CHARS = 4000
+"""The longest question a graph takes, far above any benchmark's (a few hundred characters). Studio and
+the API pass on whatever a caller sends, and every step reads the question (the metadata matcher scans it
+once per source name, every prompt holds it)."""
+
+
+class QuestionTooLongError(HopgraphError, ValueError):
+    """A question over MAX_QUESTION_CHARS, or one that is not text: refused before any step runs."""
+
+
+def bounded_question(_previous: str, question: str) -> str:
+    """The `question` channel's reducer: the new question, refused with one line when it is not text or too
+    long. A reducer runs wherever a question enters a graph (the CLI, the Python API, Studio's server),
+    before any node."""
+    if not isinstance(question, str):
+        raise QuestionTooLongError(f"The question must be text, got {type(question).__name__}.")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise QuestionTooLongError(
+            f"The question has {len(question):,} characters, more than the {MAX_QUESTION_CHARS:,} a graph "
+            "takes: ask it shorter (a question, not a document to search: index that)."
+        )
+    return question
+
+
 class QuestionInput(TypedDict):
     """What a caller (or Studio's input form) provides."""
 
-    question: str
+    question: Annotated[str, bounded_question]
 
 
 class AnswerOutput(TypedDict, total=False):
@@ -107,7 +132,7 @@ class AnswerOutput(TypedDict, total=False):
 class QAState(TypedDict, total=False):
     """The state every method shares; method graphs extend it with their own keys."""
 
-    question: str
+    question: Annotated[str, bounded_question]
     evidence: Annotated[list[Evidence], merge_evidence]
     read: list[str]
     answer: str

@@ -34,6 +34,13 @@ ACCEPTED_FORMATS = (
 
 _MULTIHOP_METADATA = ("author", "source", "published_at", "category", "url")
 
+MAX_DOCUMENT_CHARS = 10_000_000
+"""The longest document indexed (about 2.5 million tokens; a book is under one million characters): each is
+read whole and its tokens held while it is chunked, and a corpus someone sends may hold a 100 MB file."""
+MAX_LINE_CHARS = 1_000_000
+"""The longest line of a document's text: spaCy's own limit for a whole text, and far past any paragraph;
+a longer one is a dump, not prose."""
+
 
 @dataclass(frozen=True)
 class Span:
@@ -69,6 +76,7 @@ class Document:
             raise ValueError(f"'title' must be a string, got {type(self.title).__name__}")
         if not isinstance(self.text, str):
             raise ValueError(f"'text' must be a string, got {type(self.text).__name__}")
+        _check_size(self.text)
         clean: dict[str, Scalar] = {}
         for key, value in self.metadata.items():
             if value is None:
@@ -85,6 +93,21 @@ class Document:
                 )
             clean[key] = value
         object.__setattr__(self, "metadata", clean)
+
+
+def _check_size(text: str) -> None:
+    """Refuse a text over MAX_DOCUMENT_CHARS, or with a line over MAX_LINE_CHARS, naming what to do."""
+    if len(text) > MAX_DOCUMENT_CHARS:
+        raise ValueError(
+            f"the text has {len(text):,} characters, more than the {MAX_DOCUMENT_CHARS:,} a document may "
+            "have; split it into several documents"
+        )
+    for number, line in enumerate(text.split("\n"), start=1):
+        if len(line) > MAX_LINE_CHARS:
+            raise ValueError(
+                f"line {number} of the text has {len(line):,} characters, more than the {MAX_LINE_CHARS:,} "
+                "a line may have; break it into lines or paragraphs"
+            )
 
 
 def load_corpus(path: str | Path) -> list[Document]:
@@ -148,10 +171,27 @@ def _load_folder(root: Path) -> list[Document]:
                 "corpus %s: skipped %s, a link to %s outside the corpus folder", root, rel, file.resolve()
             )
             continue
+        if file.stat().st_size > 4 * MAX_DOCUMENT_CHARS:  # UTF-8 takes at most 4 bytes a character
+            raise CorpusError(
+                f"{file}: {file.stat().st_size:,} bytes, more than a document of {MAX_DOCUMENT_CHARS:,} "
+                "characters can be; split it into several files."
+            )
         text = _read_utf8(file)
         title = first_heading(text) or file.stem
-        docs.append(Document(id=rel.as_posix(), title=title, text=text, metadata={"path": rel.as_posix()}))
+        try:
+            doc = Document(id=rel.as_posix(), title=title, text=text, metadata={"path": rel.as_posix()})
+        except ValueError as exc:
+            raise CorpusError(f"{file}: {exc}.") from exc
+        docs.append(doc)
     return docs
+
+
+# Python's JSON parser recurses once per level of nesting and gives up near a thousand; a document is
+# at most an object holding scalars, so deeper JSON is not a corpus (and its RecursionError no message).
+_TOO_DEEP = (
+    "JSON nested too deeply (lists or objects inside each other about a thousand times); a document is one "
+    "object of {id, title, text, ...} with plain values."
+)
 
 
 def _load_jsonl(path: Path) -> list[Document]:
@@ -170,6 +210,8 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
         except json.JSONDecodeError as exc:
             message = f"{path} line {number}: invalid JSON ({exc.msg} at column {exc.colno})."
             raise CorpusError(message) from exc
+        except RecursionError:
+            raise CorpusError(f"{path} line {number}: {_TOO_DEEP}") from None
 
 
 def _load_json(path: Path) -> list[Document]:
@@ -179,6 +221,8 @@ def _load_json(path: Path) -> list[Document]:
     except json.JSONDecodeError as exc:
         message = f"{path}: invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
         raise CorpusError(message) from exc
+    except RecursionError:
+        raise CorpusError(f"{path}: {_TOO_DEEP}") from None
     if not isinstance(data, list):
         raise CorpusError(f"{path}: expected a JSON list of documents, got a {type(data).__name__}.")
     return _collect(path, "list index", enumerate(data))
