@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import SecretStr
@@ -27,6 +28,7 @@ from hopgraph.providers import ConfigError, Services
 from hopgraph.settings import Settings
 from stores.chunking import Chunk, chunk_corpus
 from stores.documents import Document, load_corpus
+from stores.errors import HopgraphError
 from stores.extra_registry import extra_named, in_build_order
 from stores.index import BuildResult, IndexParams, IndexStore
 from stores.question_graph import JOURNAL as EDGE_JOURNAL
@@ -80,14 +82,51 @@ def checkpointer_for(settings: Settings) -> BaseCheckpointSaver:
         return _savers[url]
 
 
-def checkpoint_serializer() -> JsonPlusSerializer:
-    """LangGraph's serializer, reviving only its built-in safe types from a checkpoint row.
+class UnsafeCheckpointError(HopgraphError):
+    """A checkpoint row names a type hopgraph never writes: planted, or written by other software."""
+
+
+_blocked = threading.local()  # the types the serializer refused while reading the current row
+
+
+def _note_blocked(event: Mapping[str, Any]) -> None:
+    """LangGraph's serde event listener: record a refused type for the row being read in this thread."""
+    refused = getattr(_blocked, "types", None)
+    if refused is not None and event["kind"] in ("msgpack_blocked", "msgpack_method_blocked"):
+        refused.append(".".join(str(event[part]) for part in ("module", "name", "method") if part in event))
+
+
+register_serde_event_listener(_note_blocked)
+
+
+class _RefusingSerializer(JsonPlusSerializer):
+    """LangGraph's serializer reviving only its built-in safe types, and refusing a row naming any other.
 
     The default rebuilds any importable type named in a row (`os.system` included), so anyone who can
     write a shared checkpoint database or a copied data folder could run code on `history`, `ask
-    --thread-id` or a resumed `eval`. hopgraph's states hold plain values only (dicts, lists, strings,
-    numbers), so nothing of its own needs reviving; a blocked type comes back as its raw arguments, inert."""
-    return JsonPlusSerializer(allowed_msgpack_modules=None)
+    --thread-id` or a resumed `eval`. Strict msgpack (allowed_msgpack_modules=None) only hands such a type
+    back as its raw arguments; hopgraph's states hold plain values only (dicts, lists, strings, numbers),
+    so a row naming another type was not written by hopgraph, and reading on would show or resume a run
+    someone else wrote: the row is refused in one line instead."""
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        _blocked.types = []
+        try:
+            value = super().loads_typed(data)
+        finally:
+            refused, _blocked.types = _blocked.types, None
+        if refused:
+            raise UnsafeCheckpointError(
+                f"A saved checkpoint names {', '.join(sorted(set(refused)))}, a type hopgraph never "
+                "writes: it was planted or written by other software, and is not read. Use another thread "
+                "id, or another checkpointer."
+            )
+        return value
+
+
+def checkpoint_serializer() -> JsonPlusSerializer:
+    """The serializer of hopgraph's checkpoint savers (SQLite and Postgres): see _RefusingSerializer."""
+    return _RefusingSerializer(allowed_msgpack_modules=None)
 
 
 def _open_saver(url: str) -> BaseCheckpointSaver:

@@ -1,6 +1,7 @@
 """A checkpoint row runs no code (issue 40 item 2): LangGraph's default serializer rebuilds any importable
 type a row names, so a row planted in a shared checkpoint database (or a copied data folder) ran its
-command on `hopgraph history THREAD`. hopgraph's savers revive only LangGraph's built-in safe types."""
+command on `hopgraph history THREAD`. hopgraph's savers revive only LangGraph's built-in safe types, and
+refuse a row naming any other in one line."""
 
 from __future__ import annotations
 
@@ -11,11 +12,10 @@ import ormsgpack
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import EXT_CONSTRUCTOR_POS_ARGS, JsonPlusSerializer
-from typer.testing import CliRunner
 
-from hopgraph.api import checkpointer_for
-from hopgraph.cli import app
+from hopgraph.api import UnsafeCheckpointError, checkpointer_for
 from hopgraph.settings import Settings
+from tests.test_bad_values import hopgraph
 
 THREAD = "planted"
 
@@ -32,8 +32,8 @@ def plant(database: Path, marker: Path) -> None:
         )
 
 
-def test_a_planted_checkpoint_row_runs_nothing_on_history(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_planted_checkpoint_row_runs_nothing_and_history_refuses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("HOPGRAPH_CONFIG", "")
     settings = Settings(data_dir=tmp_path / "data")
@@ -54,9 +54,13 @@ def test_a_planted_checkpoint_row_runs_nothing_on_history(
     assert marker.exists()
     marker.unlink()
 
-    # hopgraph's saver reads it as inert data, and `history` prints the thread without running anything
-    revived = saver.get_tuple(config)
-    assert revived is not None and revived.checkpoint["channel_values"]["question"] == [f"touch {marker}"]
+    # hopgraph's saver refuses it, and `history` says so in one line, running nothing
+    with pytest.raises(UnsafeCheckpointError, match=r"names os\.system, a type hopgraph never writes"):
+        saver.get_tuple(config)
     monkeypatch.setenv("HOPGRAPH_DATA_DIR", str(settings.data_dir))
-    shown = CliRunner().invoke(app, ["history", THREAD])
-    assert not marker.exists(), shown.output
+    code, out, err = hopgraph(["history", THREAD], capsys)
+    assert code == 2 and out == "" and not marker.exists()
+    assert err.splitlines() == [
+        "error: A saved checkpoint names os.system, a type hopgraph never writes: it was planted or written "
+        "by other software, and is not read. Use another thread id, or another checkpointer."
+    ]
