@@ -150,7 +150,7 @@ def test_the_chunk_comes_before_the_question_and_calls_go_chunk_by_chunk(
 ) -> None:
     _, _, model = built
     judge_prompts = [prompt for prompt in model.prompts if is_judge_call(prompt)]
-    assert all(prompt.index("Passage:") < prompt.index("Question:") for prompt in judge_prompts)
+    assert all(prompt.index("Passage title:") < prompt.index("Question:") for prompt in judge_prompts)
     chunk_order = [judged_pair(prompt)[0] for prompt in judge_prompts]
     runs = [
         chunk for number, chunk in enumerate(chunk_order) if number == 0 or chunk != chunk_order[number - 1]
