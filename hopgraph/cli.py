@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import uuid
@@ -19,7 +20,7 @@ from hopgraph.cli_eval import JudgeCandidates, QuestionsPerChunk, RunParameters
 from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.cli_train import register as register_train_commands
 from hopgraph.progress import stage_reporter, stages_bar
-from hopgraph.settings import Settings
+from hopgraph.settings import CONFIG_VARIABLE, Settings
 from nodes.context import RetrievalMode
 from prompts.edge_judge import VERDICTS
 from prompts.questions import OUTCOMES
@@ -34,6 +35,24 @@ if TYPE_CHECKING:
     from stores.documents import Document
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
+
+
+@app.callback()
+def _options(
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="The hopgraph.toml to read (as HOPGRAPH_CONFIG); default: ~/.config/hopgraph/hopgraph.toml, "
+            "else ./hopgraph.toml with a notice",
+        ),
+    ] = None,
+) -> None:
+    """Options of every command, given before it: `hopgraph --config FILE ask ...`."""
+    if config is not None:
+        os.environ[CONFIG_VARIABLE] = str(config)
+
+
 console = Console()
 err = Console(stderr=True)
 

@@ -1,8 +1,9 @@
 """Settings: defaults < hopgraph.toml < HOPGRAPH_* environment variables < arguments.
 
-The file is `./hopgraph.toml` (where there is one) unless HOPGRAPH_CONFIG names another, which must exist;
-HOPGRAPH_CONFIG set empty reads no file. Nested keys use a double underscore in the environment:
-HOPGRAPH_ROLES__GENERATOR__LLM=openai:gpt-4o-mini.
+The file is the one HOPGRAPH_CONFIG (`hopgraph --config`) names, which must exist (set empty, no file is
+read); else the user's own ~/.config/hopgraph/hopgraph.toml; else ./hopgraph.toml of the working folder,
+announced, and never choosing the server an environment key goes to (`config_source`). Nested keys use a
+double underscore in the environment: HOPGRAPH_ROLES__GENERATOR__LLM=openai:gpt-4o-mini.
 
 Every value is checked as it is read (pydantic: types, ranges, choices, unknown keys), and whatever is wrong
 is raised as one SettingsError naming where the value came from (the argument, the HOPGRAPH_* variable, or
@@ -12,6 +13,7 @@ the file and key) and what it takes: the command line prints that line and exits
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -184,6 +186,7 @@ class Settings(BaseSettings):
                 f"{exc}: a list or table in a {ENV_PREFIX}* variable is written as JSON, e.g. "
                 f"""{ENV_PREFIX}EMBED_METADATA='["source"]'."""
             ) from None
+        _refuse_planted_server(self, values)
 
     @field_validator("chunk_overlap")
     @classmethod
@@ -239,24 +242,90 @@ class Settings(BaseSettings):
         )
 
 
-def config_file() -> Path | None:
-    """The TOML file settings are read from, if any.
+ConfigPlace = Literal["named", "user", "working folder", "none"]
+_noticed: set[str] = set()
 
-    A file HOPGRAPH_CONFIG names must exist: skipping it would run with none of the settings it holds.
-    Without HOPGRAPH_CONFIG, ./hopgraph.toml is optional; HOPGRAPH_CONFIG set empty reads no file at all.
-    """
+
+def user_config_file() -> Path:
+    """The user's own settings file: $XDG_CONFIG_HOME/hopgraph/hopgraph.toml, by default
+    ~/.config/hopgraph/hopgraph.toml."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "hopgraph" / "hopgraph.toml"
+
+
+def config_source() -> tuple[Path | None, ConfigPlace]:
+    """The TOML file settings are read from, if any, and where it was found.
+
+    In order: the file HOPGRAPH_CONFIG names (`hopgraph --config PATH` sets it), which must exist, since
+    skipping it would run with none of the settings it holds (set empty, no file is read); the user's own
+    (`user_config_file`); else ./hopgraph.toml of the working folder, with a one-line notice each process.
+    A folder can come from anyone (a cloned repository, an unpacked archive), so its file is never read
+    silently, is not read when the user has their own, and never receives a key from the environment for
+    a server it chose (`_refuse_planted_server`)."""
     named = os.environ.get(CONFIG_VARIABLE)
-    if named is None:
-        default = Path("hopgraph.toml")
-        return default if default.is_file() else None
-    if not named:
-        return None
-    if not Path(named).is_file():
-        raise SettingsError(
-            f"{CONFIG_VARIABLE}={named}: no such file; point it at your hopgraph.toml, or set it empty to "
-            "read no file."
+    if named is not None:
+        if not named:
+            return None, "none"
+        if not Path(named).is_file():
+            raise SettingsError(
+                f"{CONFIG_VARIABLE}={named}: no such file; point it at your hopgraph.toml, or set it empty "
+                "to read no file."
+            )
+        return Path(named), "named"
+    user, local = user_config_file(), Path("hopgraph.toml")
+    if user.is_file():
+        if local.is_file():
+            _notice(
+                f"./hopgraph.toml is not read: settings come from {user} (--config hopgraph.toml reads it)"
+            )
+        return user, "user"
+    if local.is_file():
+        _notice(
+            f"settings from ./hopgraph.toml of the working folder ({local.resolve().parent}); keep yours in "
+            f"{user}, or pass --config"
         )
-    return Path(named)
+        return local, "working folder"
+    return None, "none"
+
+
+def config_file() -> Path | None:
+    """The TOML file settings are read from, if any (see `config_source`)."""
+    return config_source()[0]
+
+
+def _notice(line: str) -> None:
+    """`line` on the "hopgraph" logger (stderr), once per process."""
+    if line not in _noticed:
+        _noticed.add(line)
+        logging.getLogger("hopgraph").warning("%s", line)
+
+
+def _refuse_planted_server(settings: Settings, given: Mapping[str, Any]) -> None:
+    """Refuse a ./hopgraph.toml of the working folder that chooses the server (base_url) a key from the
+    environment would be sent to: a file planted in a folder the user works in would otherwise receive
+    their HOPGRAPH_API_KEY at its own server. The key may stand in the same file, or the file be trusted
+    by naming it (--config)."""
+    source, place = config_source()
+    if source is None or place != "working folder":
+        return
+    chosen = tomllib.loads(source.read_text(encoding="utf-8"))
+    roles = chosen.get("roles") if isinstance(chosen.get("roles"), dict) else {}
+    scopes = [((), chosen, settings.base_url, settings.api_key, "api_key" in given)]
+    scopes += [
+        (("roles", name), table, own.base_url, own.api_key, False)
+        for name, table in roles.items()
+        if isinstance(table, dict) and (own := settings.roles.get(name)) is not None
+    ]
+    for loc, table, base_url, key, argument in scopes:
+        planted = "base_url" in table and table["base_url"] == base_url
+        from_file = table.get("api_key")  # else the key came from the environment
+        if planted and key is not None and key.get_secret_value() != from_file and not argument:
+            variable = ENV_PREFIX + "__".join([*loc, "api_key"]).upper()
+            raise SettingsError(
+                f"{source.resolve()}: {'.'.join([*loc, 'base_url'])} = {redact(str(base_url))!r} is not "
+                f"sent the key from {variable}: a hopgraph.toml found in the working folder chooses no "
+                f"server for your key. Put api_key in that file, or pass --config {source} if you trust it."
+            )
 
 
 def _problem(error: ErrorDetails, given: Mapping[str, Any]) -> str:
