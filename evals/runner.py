@@ -22,13 +22,13 @@ hopgraph/ in the import order.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +53,7 @@ from evals.steps import record_steps, thread_steps
 from prompts.answer import UNANSWERABLE
 from stores.errors import HopgraphError
 from stores.files import open_appending
+from stores.locks import LOCK_FILE, writer_lock
 from stores.redaction import redact
 
 if TYPE_CHECKING:  # graphs are handed in; importing LangGraph here would only slow `import evals`
@@ -84,7 +85,7 @@ ModelIdentity = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 
 
 class ResultsError(HopgraphError):
-    """A results file that cannot be used: corrupt, or already being written by another run."""
+    """A results file that cannot be used: corrupt, or holding a method's answers under other settings."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,18 @@ class MethodSettings:
 
 def results_path(out_dir: str | Path) -> Path:
     return Path(out_dir) / RESULTS_FILE
+
+
+def writing(out_dir: str | Path) -> AbstractContextManager[None]:
+    """Hold the results folder `out_dir` for one run (stores.locks): a second run writing it meanwhile is
+    refused with a LockedError naming this one's pid, host, command and start, rather than made to wait."""
+    out = Path(out_dir)
+    return writer_lock(
+        out / LOCK_FILE,
+        f"results folder {out}",
+        wait=False,
+        advice="wait for it to end, or use another --out",
+    )
 
 
 def _complete_lines(data: bytes, path: Path) -> list[Record]:
@@ -477,22 +490,17 @@ class _ResultsFile:
     """results.jsonl opened for appending, exclusively, after a cut-short last line has been truncated."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[bytes] = open_appending(path)
+        self._held = ExitStack()
+        self._held.enter_context(writing(path.parent))
         try:
-            fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._file.close()
-            raise ResultsError(
-                f"{path}: another run is writing to it; wait for it to end or use another --out"
-            ) from None
-        try:
+            self._file: IO[bytes] = open_appending(path)
+            self._held.callback(self._file.close)
             self._file.seek(0)
             data = self._file.read()
             self.records = _complete_lines(data, path)
         except BaseException:
-            self._file.close()
+            self._held.close()
             raise
         keep = data.rfind(b"\n") + 1
         if keep < len(data):
@@ -506,7 +514,7 @@ class _ResultsFile:
         os.fsync(self._file.fileno())
 
     def close(self) -> None:
-        self._file.close()  # closing releases the lock
+        self._held.close()  # the file, then the folder's lock
 
 
 class _Scores:

@@ -24,7 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from evals.datasets import DATASET_OPTIONS, Benchmark, DatasetName, load_benchmark
 from evals.leaderboard import DEFAULT_BASELINE
 from evals.report import write_report
-from evals.runner import ProgressFn, recorded_run_name, run
+from evals.runner import ProgressFn, recorded_run_name, run, writing
 from graphs.registry import extras_for
 from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
@@ -188,22 +188,30 @@ def evaluate(
     # one index serves every method of the run: with every extra a method of the run retrieves from, and
     # whatever else the index already has, so a baseline run never drops an extra built earlier
     needed = sorted({extra for v in variants for extra in extras_for(v.method)})
-    built = index_corpus(
-        benchmark.corpus, name, settings, progress=index_progress, extras=needed, extra_params=extra_params
-    )
-    graph_of = {v.label: compiled[v.method] for v in variants}
-    run(
-        benchmark,
-        [v.label for v in variants],
-        graph_of.__getitem__,
-        index=name,
-        out_dir=out_dir,
-        run_name=recorded_run_name(out_dir) or f"{out_dir.name}-{secrets.token_hex(3)}",
-        context=contexts,
-        concurrency=concurrency,
-        limit=limit,
-        progress=progress,
-        summary=settings_summary(settings, built),
-        model_identity=model_identity,
-    )
-    return write_report(out_dir, baseline=baseline)
+    # the folder is held from here to its report, so a second run into it stops (naming this one) before it
+    # builds or waits for the index; the runner takes the same lock again to write
+    with writing(out_dir):
+        built = index_corpus(
+            benchmark.corpus,
+            name,
+            settings,
+            progress=index_progress,
+            extras=needed,
+            extra_params=extra_params,
+        )
+        graph_of = {v.label: compiled[v.method] for v in variants}
+        run(
+            benchmark,
+            [v.label for v in variants],
+            graph_of.__getitem__,
+            index=name,
+            out_dir=out_dir,
+            run_name=recorded_run_name(out_dir) or f"{out_dir.name}-{secrets.token_hex(3)}",
+            context=contexts,
+            concurrency=concurrency,
+            limit=limit,
+            progress=progress,
+            summary=settings_summary(settings, built),
+            model_identity=model_identity,
+        )
+        return write_report(out_dir, baseline=baseline)

@@ -10,12 +10,15 @@ Layout under the store's root:
     NAME/builds/<build_id>/manifest.json    what was indexed and how; written last
     NAME/builds/<build_id>/.incomplete      present while the build is running
     NAME/current -> builds/<build_id>       switched atomically once a build is complete
+    NAME/.writer.lock                       held by the one process building NAME (stores.locks)
 
 The build id is a hash of the corpus, the embedding model and the chunking parameters (plus each
 extra's key: its parameters and the identity of the models it is built with), so the same
 inputs always land in the same folder: rebuilding an unchanged corpus is a no-op, and a build that was
 interrupted resumes where it stopped (chunks already in Chroma are not embedded again). Readers only
-ever follow `current`, so the previous index answers queries until the new one is complete.
+ever follow `current`, so the previous index answers queries until the new one is complete. One process
+at a time builds a name (its lock names the holder; a second build waits), so the builds a finished one
+deletes are never being written.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from stores.exact import EXACT_SEARCH_MAX_CHUNKS, ExactVectors
 from stores.extra_registry import EXTRAS, extra_named, in_build_order
 from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource
 from stores.files import batches, refuse_links, write_atomic
+from stores.locks import LOCK_FILE, writer_lock
 from stores.protocols import Embedder, Progress
 
 SearchMode = Literal["dense", "bm25", "hybrid"]
@@ -484,18 +488,47 @@ class IndexStore:
 
         `extras` maps extra names (stores.extra_registry) to their build parameters: the same atomic build
         also holds them, and each extra they depend on with its default parameters. Their builds are
-        handed `models` by name (the store never loads models itself).
+        handed `models` by name (the store never loads models itself). While another process builds
+        `name`, this one waits for it (one warning line on the "hopgraph" logger names the holder), then
+        builds, or finds its build done by the other.
         """
         started = time.perf_counter()
         models = models or {}
         wanted = _wanted_extras(extras or {}, models)
-        params = params or IndexParams()
-        report = progress or (lambda stage, done, total: None)
         index_dir = self._index_dir(name)
         docs = source if isinstance(source, list) else load_corpus(source)
-        params = params.carried_by(docs)
-        corpus_path = "<documents>" if isinstance(source, list) else str(Path(source).resolve())
         _check_unique(docs)
+        corpus_path = "<documents>" if isinstance(source, list) else str(Path(source).resolve())
+        # One writer per name: a second build of it waits, since the first may delete builds it supersedes
+        # (this one's, half written) and two writers of one build folder would both write its Chroma files.
+        with writer_lock(index_dir / LOCK_FILE, f"index {name!r}", wait=True):
+            return self._build(
+                name,
+                docs,
+                corpus_path,
+                embedder,
+                (params or IndexParams()).carried_by(docs),
+                progress or (lambda stage, done, total: None),
+                wanted,
+                models,
+                started,
+            )
+
+    def _build(
+        self,
+        name: str,
+        docs: list[Document],
+        corpus_path: str,
+        embedder: Embedder,
+        params: IndexParams,
+        report: Progress,
+        wanted: list[tuple[Extra[Any, Any, Any], Any]],
+        models: Mapping[str, Any],
+        started: float,
+    ) -> BuildResult:
+        """`build` once this process holds the name's lock: a build that waited for another sees what that
+        one left (`current` may now be this very build, or a build to reuse vectors from)."""
+        index_dir = self._index_dir(name)
         digest = corpus_hash(docs)
         build_id = _build_id(digest, embedder.name, params, _extra_keys(wanted, models))
         current = self.current_manifest(name)
@@ -857,7 +890,8 @@ class IndexStore:
         os.replace(temporary, index_dir / "current")
 
     def _remove_other_builds(self, name: str, keep: str) -> None:
-        """Delete superseded and abandoned builds of `name` (only ever after `current` has moved)."""
+        """Delete superseded and abandoned builds of `name` (only ever after `current` has moved, and under
+        the name's lock: an abandoned build is one whose writer died, never one a live process writes)."""
         builds = self._index_dir(name) / "builds"
         refuse_links(builds)  # deleting "the other builds" in a linked folder deletes what it points at
         for build_dir in builds.iterdir():

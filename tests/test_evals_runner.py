@@ -7,8 +7,8 @@ standing in for Ctrl-C / a kill) at a chosen question.
 
 from __future__ import annotations
 
-import fcntl
 import json
+import os
 import sqlite3
 import threading
 from collections import Counter
@@ -37,12 +37,14 @@ from evals.runner import (
     recorded_run_name,
     run,
     score,
+    writing,
 )
 from evals.steps import thread_steps
 from nodes.context import MetadataFilterContext, RetrievalContext
 from nodes.state import AnswerOutput, LLMUsage, QAState, QuestionInput
 from stores.documents import Document
 from stores.evidence import Evidence
+from stores.locks import LockedError
 
 DOCS = {
     "d1": "Paris is the capital of France. It lies on the Seine river.",
@@ -431,13 +433,31 @@ def test_limit_and_resumed_progress(tmp_path: Path, saver: SqliteSaver) -> None:
     assert sorted(r["question_id"] for r in results(out / "results.jsonl")) == ["q1", "q2", "q3", "q4"]
 
 
-def test_a_second_writer_is_refused(tmp_path: Path, saver: SqliteSaver) -> None:
+def test_a_second_writer_is_refused_naming_the_first(tmp_path: Path, saver: SqliteSaver) -> None:
+    """The folder held by another thread, which the lock treats as it treats another process (a process's
+    own thread may take it again: hopgraph.evaluate holds it around the runner)."""
     out = tmp_path / "run"
-    out.mkdir()
-    with (out / "results.jsonl").open("ab") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
-        with pytest.raises(ResultsError, match="another run is writing"):
+    held, done = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with writing(out):
+            held.set()
+            done.wait()
+
+    holder = threading.Thread(target=first)
+    holder.start()
+    held.wait()
+    try:
+        with pytest.raises(LockedError) as refused:
             run_scripted(out, {"m": Script()}, saver)
+    finally:
+        done.set()
+        holder.join()
+    assert str(refused.value).startswith(f"results folder {out} is being written by pid {os.getpid()} on ")
+    assert str(refused.value).endswith(": wait for it to end, or use another --out")
+    assert not (out / "results.jsonl").exists()
+    with writing(out):  # free again, and the same thread may nest it, as evaluate and the runner do
+        assert len(results(run_scripted(out, {"m": Script()}, saver))) == 4
 
 
 def test_a_corrupt_complete_line_is_reported(tmp_path: Path) -> None:
