@@ -10,14 +10,15 @@ flush and fsync. Re-running the same command therefore continues where the last 
   is paid twice (the LLM response cache, switched on by the caller, covers the rest);
 - a question that raised is recorded with its error and retried on the next run.
 
-KEY is the method's settings key: a hash of the context it runs with (every field, defaults included) and
-of the models. Every result line carries it, so a re-run whose --set, method defaults or models differ
-never takes an earlier answer or thread for its own; it is refused instead of mixing two settings under
-one method label in one folder.
+KEY is the method's settings key: a hash of the context it runs with (every field, defaults included), of
+the models and of its prompts' text. Every result line carries it, so a re-run whose --set, method
+defaults, models or prompt wording differ never takes an earlier answer or thread for its own; it is
+refused instead of mixing two settings under one method label in one folder. One run writes a folder at
+a time (`writing`): a second is refused, naming the first.
 
-Nothing here knows about settings or models: the caller hands in `graph_for(method)`, the index name, the
-per-method runtime context and how to read the models from a settings summary, so evals/ stays below
-hopgraph/ in the import order.
+Nothing here knows about settings, models or graphs: the caller hands in `graph_for(method)`, the index
+name, the per-method runtime context, how to read the models from a settings summary and the prompts'
+hashes, so evals/ stays below hopgraph/ and graphs/ in the import order.
 """
 
 from __future__ import annotations
@@ -104,17 +105,22 @@ ProgressFn = Callable[[int, int, Mapping[str, MethodScore]], None]
 
 @dataclass(frozen=True)
 class MethodSettings:
-    """What a method's answers depend on: the context it ran with (defaults included) and the models."""
+    """What a method's answers depend on: the context it ran with (defaults included), the models, and
+    the prompts (role -> hash of its text, graphs.prompt_versions; None where a run did not record them:
+    runs before 2026-11-26, or a caller of `run` that passes none)."""
 
     context: Mapping[str, Any]
     models: Mapping[str, Any]
+    prompts: Mapping[str, str] | None = None
 
     @property
     def key(self) -> str:
-        """A short hash of both, in result lines and thread ids: equal settings, equal key."""
-        text = json.dumps(
-            {"context": self.context, "models": self.models}, sort_keys=True, ensure_ascii=False
-        )
+        """A short hash of them, in result lines and thread ids: equal settings, equal key (the prompts
+        enter only when recorded, so keys made before they were are unchanged)."""
+        parts: dict[str, Any] = {"context": self.context, "models": self.models}
+        if self.prompts is not None:
+            parts["prompts"] = self.prompts
+        text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
 
 
@@ -175,9 +181,10 @@ def recorded_run_name(out_dir: str | Path) -> str | None:
 
 def _ran_with(run_line: Record, method: str, model_identity: ModelIdentity) -> MethodSettings:
     """The settings `method` had in the start a run line records. Lines written before settings keys
-    existed carry no `models`: theirs are read from the settings summary the line does carry."""
+    existed carry no `models`: theirs are read from the settings summary the line does carry; lines
+    written before prompts were recorded carry none."""
     models = run_line["models"] if "models" in run_line else model_identity(run_line["settings"])
-    return MethodSettings(run_line["context"][method], models)
+    return MethodSettings(run_line["context"][method], models, run_line.get("prompts", {}).get(method))
 
 
 def _answered_settings(
@@ -264,12 +271,27 @@ def _changes(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[tuple[st
 def _mixed_settings_message(out_dir: Path, method: str, before: MethodSettings, now: MethodSettings) -> str:
     """Why a method's results cannot go into `out_dir`, and how to run it anyway: what changed (and to
     what), then another folder, or a variant label holding the new context values (when only they changed;
-    the index follows the questions, so it cannot be set in a label)."""
+    the index follows the questions, so it cannot be set in a label).
+
+    Answers written before runs recorded their prompts may come from any earlier wording: a folder of
+    them stays readable (`hopgraph report`), but new answers of that method go to another folder."""
+    if before.prompts is None and now.prompts is not None:
+        return (
+            f"{out_dir} holds results of {method!r} written before run folders recorded the prompts "
+            "(hopgraph before 2026-11-26), so the prompt wording they were made with is unknown and new "
+            f"answers are not added beside them: use another --out (`hopgraph report {out_dir}` still reads "
+            "this one)"
+        )
     context, models = _changes(before.context, now.context), _changes(before.models, now.models)
-    changed = ", ".join(f"{name}={_text(old)} (now {_text(new)})" for name, old, new in context + models)
+    prompts = [
+        (f"prompts.{role}", old, new) for role, old, new in _changes(before.prompts or {}, now.prompts or {})
+    ]
+    changed = ", ".join(
+        f"{name}={_text(old)} (now {_text(new)})" for name, old, new in context + models + prompts
+    )
     advice = "use another --out"
     variant = [f"{name}={_text(new)}" for name, _, new in context if name != "index"]
-    if variant and len(variant) == len(context) and not models:
+    if variant and len(variant) == len(context) and not models and not prompts:
         advice += f", or a variant label such as {'+'.join([method, *variant])}"
     return f"{out_dir} already holds results of {method!r} with {changed}: {advice}"
 
@@ -553,13 +575,15 @@ def run(
     progress: ProgressFn | None = None,
     summary: Mapping[str, Any] | None = None,
     model_identity: ModelIdentity = dict,
+    prompts: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Path:
     """Run `methods` on the benchmark's first `limit` questions, appending to OUT_DIR/results.jsonl.
 
     `context` maps a method to its runtime options (top_k, retrieval_mode ...); `index` is added to each.
     `summary` (models, settings, index build) goes into the run line so the report can show what was run;
     `model_identity` picks from a summary what identifies the models (default: all of it), which with each
-    method's context makes its settings key. Raises ResultsError, before running any question, if OUT_DIR
+    method's context and its `prompts` (role -> hash of its text, graphs.prompt_versions; None: not
+    recorded) makes its settings key. Raises ResultsError, before running any question, if OUT_DIR
     holds answers of a method under other settings. Questions run `concurrency` at a time, question by
     question across methods, so running averages of all methods stay comparable while the run is under
     way. Returns the results file.
@@ -572,7 +596,9 @@ def run(
     graphs = {m: graph_for(m) for m in methods}
     contexts = {m: _method_context(graphs[m], index, context.get(m, {})) for m in methods}
     models = dict(model_identity(summary or {}))
-    settings = {m: MethodSettings(contexts[m], models) for m in methods}
+    settings = {
+        m: MethodSettings(contexts[m], models, None if prompts is None else dict(prompts[m])) for m in methods
+    }
     results = _ResultsFile(results_path(out_dir))
     try:
         _refuse_mixed_settings(results.records, benchmark.name, settings, model_identity, Path(out_dir))
@@ -601,6 +627,7 @@ def run(
                 "index": index,
                 "context": contexts,
                 "models": models,
+                **({} if prompts is None else {"prompts": {m: dict(prompts[m]) for m in methods}}),
                 "settings": dict(summary or {}),
                 "concurrency": concurrency,
                 "started_at": _now(),

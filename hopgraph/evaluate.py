@@ -25,6 +25,7 @@ from evals.datasets import DATASET_OPTIONS, Benchmark, DatasetName, load_benchma
 from evals.leaderboard import DEFAULT_BASELINE
 from evals.report import write_report
 from evals.runner import ProgressFn, recorded_run_name, run, writing
+from graphs.prompt_versions import prompt_versions
 from graphs.registry import extras_for
 from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
@@ -213,5 +214,6 @@ def evaluate(
             progress=progress,
             summary=settings_summary(settings, built),
             model_identity=model_identity,
+            prompts={v.label: prompt_versions(v.method) for v in variants},
         )
         return write_report(out_dir, baseline=baseline)

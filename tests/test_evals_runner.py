@@ -578,6 +578,46 @@ def test_an_old_folder_resumes_under_the_settings_its_run_line_recorded(
         run_scripted(legacy_folder, {"m": Script()}, saver, context={"m": {"top_k": 6}})
 
 
+PROMPTS = {"reader": "1111111111", "answer": "2222222222"}
+
+
+def test_a_changed_prompt_under_the_same_label_is_refused(tmp_path: Path, saver: SqliteSaver) -> None:
+    """The same context and models, another wording of one role: another measurement, not a resumption."""
+    out = tmp_path / "run"
+    run_scripted(out, {"m": Script()}, saver, prompts={"m": PROMPTS})
+    again = Script()
+    run_scripted(out, {"m": again}, saver, prompts={"m": PROMPTS})
+    assert sum(again.calls.values()) == 0
+    reworded = {**PROMPTS, "reader": "3333333333"}
+    with pytest.raises(ResultsError) as refused:
+        run_scripted(out, {"m": Script()}, saver, prompts={"m": reworded})
+    # no variant label is offered: a label cannot hold prompt wording
+    assert str(refused.value) == (
+        f"{out} already holds results of 'm' with prompts.reader=1111111111 (now 3333333333): "
+        "use another --out"
+    )
+    started = [r for r in read_records(out / "results.jsonl") if r["type"] == "run"]
+    assert [r["prompts"] for r in started] == [{"m": PROMPTS}] * 2
+
+
+def test_an_old_folder_takes_no_new_answers_of_its_methods_but_still_reports(
+    legacy_folder: Path, saver: SqliteSaver
+) -> None:
+    """Answers from before prompts were recorded may come from any wording: the folder reads, a method it
+    has answers of runs elsewhere, and a method it has none of may still be added."""
+    with pytest.raises(ResultsError) as refused:
+        run_scripted(legacy_folder, {"m": Script()}, saver, prompts={"m": PROMPTS})
+    assert str(refused.value) == (
+        f"{legacy_folder} holds results of 'm' written before run folders recorded the prompts (hopgraph "
+        "before 2026-11-26), so the prompt wording they were made with is unknown and new answers are not "
+        f"added beside them: use another --out (`hopgraph report {legacy_folder}` still reads this one)"
+    )
+    path = run_scripted(legacy_folder, {"new": Script()}, saver, prompts={"new": PROMPTS})
+    assert {r["method"] for r in results(path)} == {"m", "other", "new"}
+    answers = write_report(legacy_folder).read_text(encoding="utf-8")
+    assert "| m | 3 | 0 |" in answers and "| new | 4 | 0 |" in answers
+
+
 def test_a_switch_added_to_a_method_later_stays_out_of_its_settings_key_at_its_default() -> None:
     """NaiveRAG's context gained `metadata_filter` and `extractor` after NaiveRAG runs were made: at their
     defaults its run context, hence its settings key, is what it was, so those runs resume and compare."""
