@@ -44,6 +44,12 @@ from stores.redaction import redact
 
 ENV_PREFIX = "HOPGRAPH_"
 CONFIG_VARIABLE = "HOPGRAPH_CONFIG"
+# HOPGRAPH_* variables that are not settings: this module's own, and those of scripts/ and benchmarks/
+OTHER_VARIABLES = frozenset(
+    {CONFIG_VARIABLE, "HOPGRAPH_BIN", "HOPGRAPH_WHEELS", "HOPGRAPH_LLAMA_SERVER_CACHE"}
+)
+_log = logging.getLogger("hopgraph")
+_warned: set[str] = set()
 
 
 SECRET_FIELDS = frozenset({"api_key", "chroma_token"})
@@ -177,6 +183,7 @@ class Settings(BaseSettings):
     def __init__(self, **values: Any) -> None:
         """Read and check every source; what is wrong is raised as one SettingsError line naming its input,
         where pydantic's own report runs to dozens of lines naming neither the variable nor the file."""
+        _warn_unknown_variables()
         try:
             super().__init__(**values)
         except ValidationError as exc:
@@ -240,6 +247,25 @@ class Settings(BaseSettings):
         return RoleSettings(
             llm=llm, base_url=base_url, api_key=own.api_key or (self.api_key if same_server else None)
         )
+
+
+def _warn_unknown_variables() -> None:
+    """One warning line, once per process, for each HOPGRAPH_* variable that names no setting.
+
+    pydantic-settings reads the variables of the fields it has and ignores the others, so a misspelt one
+    (HOPGRAPH_TIMOUT=30) would leave its setting at the default without a word. Not an error: the
+    environment is shared with other tools, and a stale variable should not stop a run."""
+    for variable in sorted(os.environ):
+        name = variable.upper()
+        if not name.startswith(ENV_PREFIX) or name in OTHER_VARIABLES or name in _warned:
+            continue
+        field = name.removeprefix(ENV_PREFIX).split("__")[0].lower()
+        if field in Settings.model_fields:
+            continue
+        _warned.add(name)
+        close = difflib.get_close_matches(field, Settings.model_fields, n=1)
+        hint = f"; did you mean {ENV_PREFIX}{close[0].upper()}?" if close else ""
+        _log.warning("%s is not a hopgraph setting and is ignored%s", variable, hint)
 
 
 ConfigPlace = Literal["named", "user", "working folder", "none"]

@@ -12,6 +12,8 @@ exit code 0, on a traceback, on anything printed to stdout or on any LLM call.
 from __future__ import annotations
 
 import json
+import logging
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field, fields
@@ -25,6 +27,7 @@ from graphs.chainrag.context import ChainRAGContext
 from graphs.multimeta.context import MultiMetaContext
 from graphs.registry import METHODS
 from hopgraph import Settings, services_for
+from hopgraph import settings as settings_module
 from hopgraph.cli import main
 from hopgraph.settings import SettingsError
 from nodes.context import ParameterError
@@ -278,3 +281,53 @@ def test_every_count_a_method_takes_declares_its_least_value(method: str) -> Non
     assert not undeclared, f"{method}: no minimum for {undeclared}"
     properties = schema.get_context_jsonschema()["properties"]
     assert properties["top_k"]["minimum"] == 1, json.dumps(properties["top_k"])
+
+
+def test_a_misspelt_variable_is_named_once_with_the_setting_it_resembles(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """pydantic-settings skips a HOPGRAPH_* variable no field has: HOPGRAPH_TIMOUT=30 ran at the default
+    timeout without a word. Now one warning line names it and the closest setting, once per process."""
+    monkeypatch.setattr(settings_module, "_warned", set())
+    monkeypatch.setenv("HOPGRAPH_CONFIG", "")
+    monkeypatch.setenv("HOPGRAPH_TIMOUT", "30")
+    monkeypatch.setenv("HOPGRAPH_BIN", "/opt/hopgraph/bin")  # scripts/llama_server.sh's, not a setting
+    monkeypatch.setenv("HOPGRAPH_ROLES__JUDGE__LLM", "local")  # nested: the field is roles
+    with caplog.at_level(logging.WARNING, logger="hopgraph"):
+        assert Settings().timeout == 120  # ignored, and said so
+        Settings()
+    assert [record.getMessage() for record in caplog.records] == [
+        "HOPGRAPH_TIMOUT is not a hopgraph setting and is ignored; did you mean HOPGRAPH_TIMEOUT?"
+    ]
+
+
+def test_the_real_command_prints_the_warning_line(cli_env: dict[str, str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "hopgraph", "index", str(NOTES)],
+        env={**cli_env, "HOPGRAPH_TIMOUT": "30", "HOPGRAPH_CHUNK_SIZE": "0"},  # the second stops it early
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "HOPGRAPH_TIMOUT is not a hopgraph setting and is ignored; did you mean HOPGRAPH_TIMEOUT?",
+        "error: HOPGRAPH_CHUNK_SIZE='0' is not valid: input should be greater than or equal to 1",
+    ]
+
+
+def test_every_variable_the_project_reads_is_a_setting_or_known_not_to_be_one() -> None:
+    """A HOPGRAPH_* variable a script or benchmark reads must not be warned of as a misspelt setting."""
+    repo = Path(__file__).resolve().parents[1]
+    reads = re.compile(r"""(?:environ(?:\.get)?[(\[]\s*["']|\$\{?)(HOPGRAPH_\w+)""")
+    read = {
+        match
+        for folder in ("hopgraph", "scripts", "benchmarks", "stores", "evals")
+        for path in (repo / folder).rglob("*")
+        if path.suffix in {".py", ".sh"}
+        for match in reads.findall(path.read_text(encoding="utf-8"))
+    }
+    assert {"HOPGRAPH_BIN", "HOPGRAPH_WHEELS"} <= read  # the pattern finds both kinds: Python and shell
+    fields = {f"HOPGRAPH_{name.upper()}" for name in Settings.model_fields}
+    assert read - fields - settings_module.OTHER_VARIABLES == set()
