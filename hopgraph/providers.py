@@ -316,7 +316,8 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
     server = redact(role.base_url) if role.base_url else ""
     where = f" at {server}" if server else ""
     limits = f"timeout {settings.timeout:g} s, {settings.max_retries} retries"
-    return RoleModel(model, f"{spec}{'@' + server if server else ''}", f"{spec}{where}; {limits}")
+    model_id = f"{spec}{'@' + server if server else ''}"
+    return RoleModel(model, model_id, f"{spec}{where}; {limits}", provider_retries=settings.max_retries)
 
 
 class Services:

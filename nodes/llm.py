@@ -17,13 +17,14 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from nodes.state import LLMUsage
 from prompts.echo import NUDGE, EchoGuard
@@ -35,17 +36,29 @@ class ProviderError(HopgraphError):
     """A model provider refused, failed or timed out after its retries."""
 
 
+# What a provider's SDK raises on a reply it cannot read, whatever the HTTP status said: a body that is not
+# JSON or was cut short (json.JSONDecodeError), an empty `choices` (IndexError), a null one (TypeError).
+MALFORMED_REPLY = (json.JSONDecodeError, LookupError, TypeError)
+# The OpenAI SDK's backoff between attempts after a 500, which a malformed reply gets too
+_FIRST_BACKOFF, _LAST_BACKOFF = 0.5, 8.0
+
+
 @dataclass(frozen=True)
 class RoleModel:
     """A built chat model for one role, with what identifies it in the cache and in error messages.
 
     `exclusive` marks a model that must not be called from two threads at once (in-process llama.cpp).
+    `provider_retries` is set for a model behind a provider's API: how often a malformed reply (a body that
+    is not JSON or was cut short, no choices) is asked again, as its SDK asks again after a 500 (the
+    `max_retries` setting); an empty completion from it is asked again once. None for the in-process model,
+    whose reply is what it generated, taken as it is (an empty one is a reply its parser falls back from).
     """
 
     model: BaseChatModel
     model_id: str
     describe: str
     exclusive: bool = False
+    provider_retries: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
 
@@ -184,7 +197,8 @@ class LLMGateway:
         With a `guard`, a reply that repeats the prompt's own text (prompts.echo) is asked again once, the
         reply and a neutral nudge appended so the model's KV prefix is reused; a second echo comes back as
         an empty text, which every parser already treats with its defined fallback. Both calls are in the
-        usage record, and `echoes` counts the echoing replies.
+        usage record, and `echoes` counts the echoing replies. A provider's faults are retried and then
+        raised as one ProviderError (`_generate`), so an empty or broken reply is never taken for an answer.
         """
         chosen = self.model_for(role)
         node = _current_node(role)
@@ -196,8 +210,9 @@ class LLMGateway:
             echoes = 1
             again = [*messages, AIMessage(text), HumanMessage(NUDGE)]
             text, retry_counts, retry_hits = self._generate(role, node, chosen, again, params)
+            calls = counts.get("calls", 1) + retry_counts.get("calls", 1)
             counts = {key: counts.get(key, 0) + retry_counts.get(key, 0) for key in _COUNT_KEYS}
-            counts["calls"] = 2
+            counts["calls"] = calls
             hits += retry_hits
             if guard.find(text, again) is not None:
                 echoes, text = 2, ""
@@ -214,7 +229,9 @@ class LLMGateway:
         """One completion (or its cached copy): (text, token counts, 1 if the response cache answered).
 
         The call carries its role and node as tags and metadata, so a tracer (LangSmith, switched on by
-        LANGSMITH_TRACING=true) shows which role of which node each LLM call was.
+        LANGSMITH_TRACING=true) shows which role of which node each LLM call was. A provider's empty
+        completion (no text, no completion tokens: it produced nothing) is asked again once, then raised as
+        a ProviderError, and never cached; its counts then hold both calls.
         """
         config: RunnableConfig = {
             "tags": [f"role:{role}", f"node:{node}"],
@@ -222,31 +239,55 @@ class LLMGateway:
         }
         key = ResponseCache.key(chosen.model_id, messages, params) if self._cache else ""
         cached = self._cache.get(key) if self._cache else None
-        if cached is not None:
+        if cached is not None and not (chosen.provider_retries is not None and _empty(cached[0], cached[1])):
             CachedReply(text=cached[0]).invoke(list(messages), config)
             return cached[0], cached[1], 1
         stop = params["stop"]
         bound = chosen.model.bind(max_tokens=params["max_tokens"], stop=list(stop) if stop else None)
-        try:
-            if chosen.exclusive:
-                with chosen.lock:
-                    message = bound.invoke(list(messages), config)
-            else:
-                message = bound.invoke(list(messages), config)
-        except HopgraphError:
-            raise
-        except Exception as exc:  # provider SDKs raise many types; the user needs one clear message
-            raise ProviderError(
-                f"The model for role '{role}' ({chosen.describe}) failed: "
-                f"{type(exc).__name__}: {redact(str(exc)).rstrip('.')}. Check that the server is running and "
-                "reachable and that the model name and API key are right, or raise `timeout` / `max_retries` "
-                "in hopgraph.toml."
-            ) from exc
-        text = message.content if isinstance(message.content, str) else str(message.content)
-        counts = _token_counts(message)
+        text, counts = self._reply(role, chosen, bound, messages, config)
+        if chosen.provider_retries is not None and _empty(text, counts):
+            text, again = self._reply(role, chosen, bound, messages, config)
+            counts = {key: counts[key] + again[key] for key in _COUNT_KEYS} | {"calls": 2}
+            if _empty(text, again):
+                raise _provider_error(role, chosen, "an empty completion, twice (asked again once)")
         if self._cache is not None:
             self._cache.put(key, text, counts)
         return text, counts, 0
+
+    @staticmethod
+    def _reply(
+        role: str,
+        chosen: RoleModel,
+        bound: Runnable[Any, BaseMessage],
+        messages: Sequence[BaseMessage],
+        config: RunnableConfig,
+    ) -> tuple[str, dict[str, int]]:
+        """One model call: (text, token counts). A provider's malformed reply is asked again with the
+        SDK's backoff, `provider_retries` times; what still fails is one ProviderError naming role, model
+        and URL."""
+        for attempt in range(1 + (chosen.provider_retries or 0)):
+            if attempt:
+                time.sleep(min(_LAST_BACKOFF, _FIRST_BACKOFF * 2 ** (attempt - 1)))
+            try:
+                if chosen.exclusive:
+                    with chosen.lock:
+                        message = bound.invoke(list(messages), config)
+                else:
+                    message = bound.invoke(list(messages), config)
+            except HopgraphError:
+                raise
+            except MALFORMED_REPLY as exc:
+                if chosen.provider_retries is None:  # the in-process model: its error, not a reply to retry
+                    raise _provider_error(role, chosen, _described(exc)) from exc
+                fault = exc
+                continue
+            except Exception as exc:  # provider SDKs raise many types; the user needs one clear message
+                raise _provider_error(role, chosen, _described(exc)) from exc
+            text = message.content if isinstance(message.content, str) else str(message.content)
+            return text, _token_counts(message)
+        raise _provider_error(
+            role, chosen, f"a malformed reply, {attempt + 1} times ({_described(fault)})"
+        ) from fault
 
     @staticmethod
     def _usage(
@@ -263,6 +304,27 @@ class LLMGateway:
             cache_hits=hits,
             echoes=echoes,
         )
+
+
+def _empty(text: str, counts: Mapping[str, int]) -> bool:
+    """A completion with no text and no completion tokens: the provider produced nothing. (A model that
+    stopped at once on a stop sequence spent its tokens and replied "": that is a reply.)"""
+    return not text.strip() and not counts.get("completion_tokens")
+
+
+def _described(exc: Exception) -> str:
+    """An exception as the message shows it: its type and its text, with any key redacted."""
+    return f"{type(exc).__name__}: {redact(str(exc)).rstrip('.')}"
+
+
+def _provider_error(role: str, chosen: RoleModel, what: str) -> ProviderError:
+    """The one line every provider fault ends in: the role, the model and its URL, what went wrong, and
+    what to check."""
+    return ProviderError(
+        f"The model for role '{role}' ({chosen.describe}) failed: {what}. Check that the server is running "
+        "and reachable and that the model name and API key are right, or raise `timeout` / `max_retries` in "
+        "hopgraph.toml."
+    )
 
 
 class IndexTimeCaller:

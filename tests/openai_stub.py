@@ -1,6 +1,7 @@
 """A stdlib HTTP server on 127.0.0.1 speaking OpenAI's chat-completions API with canned replies, whole or
 streamed (server-sent events, word by word, usage last when the request asks for it), and faults on demand
-(a 429 with Retry-After, a 500, a connection dropped mid-request).
+(a 429 with Retry-After, a 500, a connection dropped mid-request; with status 200, a body that is not
+JSON or is cut short, an empty `choices`, an empty completion).
 
 Named for what it is: it stands in for a remote provider where a test is about what happens around the
 LLM (stores, concurrency, retries, tracing), never about what an LLM would answer. The client side is the
@@ -20,7 +21,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Fault = Literal["429", "500", "drop"]
+Fault = Literal["429", "500", "drop", "not-json", "truncated", "no-choices", "empty"]
+# Faults answered with status 200, as a misbehaving server does: a body that is not JSON, a completion cut
+# short, one with an empty `choices` list, one whose content is empty (no completion tokens either)
+_BROKEN_REPLIES = ("not-json", "truncated", "no-choices", "empty")
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -97,6 +101,20 @@ def _completion(model: str, text: str, prompt: str) -> bytes:
     ).encode()
 
 
+def _body(fault: Fault | None, model: str, text: str, prompt: str) -> bytes:
+    """The body of a 200 reply: the completion of `text`, or as the fault breaks it."""
+    if fault == "not-json":
+        return b"<html><body>502 Bad Gateway</body></html>"
+    if fault == "empty":
+        return _completion(model, "", prompt)
+    whole = _completion(model, text, prompt)
+    if fault == "truncated":
+        return whole[: len(whole) // 2]
+    if fault == "no-choices":
+        return json.dumps({**json.loads(whole), "choices": []}).encode()
+    return whole
+
+
 def _chunk(model: str, choices: list[dict[str, Any]], **extra: Any) -> bytes:
     """One server-sent event of a streamed chat completion."""
     body = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": int(time.time())}
@@ -120,8 +138,8 @@ def serve(stub: OpenAIStub) -> Iterator[OpenAIStub]:
             if fault is None and body.get("stream"):
                 self._stream(body, text)
                 return
-            if fault is None:
-                self._send(200, _completion(body.get("model", "stub"), text, str(body["messages"])), {})
+            if fault is None or fault in _BROKEN_REPLIES:
+                self._send(200, _body(fault, body.get("model", "stub"), text, str(body["messages"])), {})
                 return
             status, retry = (429, {"retry-after": "1"}) if fault == "429" else (500, {})
             error = {"error": {"message": f"injected {status}", "type": "server_error"}}

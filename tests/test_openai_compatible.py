@@ -14,7 +14,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -22,12 +22,16 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import MODEL_DIR, REPO, free_port
+from openai_stub import Fault, OpenAIStub, serve
 from servers import log_tail, stop
 from test_naive_local import GOLD_TITLES, QUESTION
 
+from evals.runner import latest_results, read_records, results_path
 from hopgraph import Settings, build_graph, services_for
+from hopgraph.evaluate import evaluate
 from hopgraph.settings import RoleSettings
 from nodes.llm import ProviderError
+from tests import tiny_hotpot
 
 pytestmark = [pytest.mark.server, pytest.mark.timeout(600)]
 
@@ -267,3 +271,77 @@ def test_the_cli_reports_a_provider_failure_as_one_paragraph_and_exit_code_2(
     assert "'generator'" in stderr and unavailable_provider.base_url in stderr and "503" in stderr
     assert unavailable_provider.requests == ["POST /v1/chat/completions"]  # max_retries=0: one attempt
     assert "retrieve" in done.stdout  # the nodes before the failure were still shown
+
+
+def _answering_stub(fault: Callable[[str, int], Fault | None]) -> OpenAIStub:
+    """The stub provider: the sample's answer to the sample's question, the tiny benchmark's gold answers
+    to its questions, and `fault` where it says so."""
+    return OpenAIStub(
+        reply=lambda prompt: tiny_hotpot.answer(prompt) if tiny_hotpot.question_in(prompt) else "Cybertruck",
+        fault=fault,
+    )
+
+
+@pytest.mark.parametrize("fault", ["not-json", "truncated", "no-choices"])
+def test_a_malformed_reply_is_retried_like_a_500_then_reported_in_one_line(
+    settings: Settings, sample_index: str, fault: Fault
+) -> None:
+    """A 200 whose body the SDK cannot read (JSONDecodeError, IndexError) failed at the first request; now
+    it is asked again `max_retries` times as a 500 is, then ends in the one line every provider fault has."""
+    with serve(_answering_stub(lambda prompt, earlier: fault)) as stub:
+        message = _provider_failure(_remote(settings, base_url=stub.base_url, max_retries=2, timeout=5))
+    assert [request.outcome for request in stub.requests] == [fault] * 3  # 1 + max_retries
+    assert message.startswith(f"The model for role 'generator' ({MODEL} at {stub.base_url}; "), message
+    assert "failed: a malformed reply, 3 times (" in message and "\n" not in message
+    assert "Check that the server is running" in message and "max_retries" in message
+
+
+def test_a_reply_that_is_fine_on_the_retry_answers(settings: Settings, sample_index: str) -> None:
+    with serve(_answering_stub(lambda prompt, earlier: "truncated" if earlier == 0 else None)) as stub:
+        remote = _remote(settings, base_url=stub.base_url, max_retries=1, timeout=5)
+        out = build_graph("naive", remote, checkpointer=False).invoke({"question": QUESTION}, context=CONTEXT)
+    assert out["answer"] == "Cybertruck"
+    assert [request.outcome for request in stub.requests] == ["truncated", "ok"]
+
+
+def test_an_empty_completion_is_asked_again_once_then_fails_the_call(
+    settings: Settings, sample_index: str
+) -> None:
+    """Not `max_retries` times: a server that replied nothing may do so again; once, then the call fails."""
+    with serve(_answering_stub(lambda prompt, earlier: "empty")) as stub:
+        message = _provider_failure(_remote(settings, base_url=stub.base_url, max_retries=3, timeout=5))
+    assert [request.outcome for request in stub.requests] == ["empty"] * 2
+    assert "failed: an empty completion, twice (asked again once)" in message and "\n" not in message
+
+    with serve(_answering_stub(lambda prompt, earlier: "empty" if earlier == 0 else None)) as stub:
+        remote = _remote(settings, base_url=stub.base_url, max_retries=0, timeout=5)
+        out = build_graph("naive", remote, checkpointer=False).invoke({"question": QUESTION}, context=CONTEXT)
+    assert out["answer"] == "Cybertruck" and [usage["calls"] for usage in out["usage"]] == [2]
+
+
+def test_an_evaluation_records_an_empty_completion_as_a_failed_question_and_asks_it_again(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Before, the empty reply was scored as the answer '' (and cached): a re-run never asked again."""
+    broken, gold = tiny_hotpot.QUESTIONS[0][:2]
+    empty = True
+    data, out = tiny_hotpot.write(tmp_path / "tiny"), tmp_path / "run"
+    with serve(
+        _answering_stub(lambda prompt, earlier: "empty" if empty and broken in prompt else None)
+    ) as stub:
+        remote = _remote(settings, base_url=stub.base_url, max_retries=0, timeout=30)
+        evaluate("hotpotqa", data, ["naive"], limit=2, out_dir=out, settings=remote)
+        [failed] = [r for r in latest_results(read_records(results_path(out))).values() if r["error"]]
+        assert failed["question"] == broken and failed["prediction"] is None
+        assert failed["error"].startswith("ProviderError: The model for role 'generator'")
+        assert "an empty completion, twice" in failed["error"]
+
+        empty = False
+        asked = len(stub.requests)
+        evaluate("hotpotqa", data, ["naive"], limit=2, out_dir=out, settings=remote)
+    latest = latest_results(read_records(results_path(out)))
+    assert {r["question"]: r["prediction"] for r in latest.values() if r["question"] == broken} == {
+        broken: gold
+    }
+    assert all(r["error"] is None for r in latest.values())
+    assert all(broken in request.prompt for request in stub.requests[asked:])  # only it was asked again
