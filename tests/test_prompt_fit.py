@@ -1,0 +1,335 @@
+"""Every method's prompts, at its defaults, fit the embedded model's default context window, counted in the
+GGUF's own tokens. No LLM runs: a default that would overflow `local_n_ctx` fails here, not as a llama.cpp
+error partway through an evaluation.
+
+How the worst case is reached. Each method's real graph runs at its default context over the bundled
+sample corpus, indexed with the default chunking (256-token chunks, the metadata line shown with every
+passage), asked the sample question. Its chat model is scripted (`WorstCase`, named as what it is): every
+reply is as long as the call's `max_tokens` allows and steers the method down its longest path. The
+sufficiency judges say No (ChainRAG expands to its word limit, ReSP runs its three rounds); IR-CoT's
+reasoner never says "answer is" (eight steps, fifteen paragraphs); readers refuse first, give a long answer
+when nudged, then are asked for its span (a new one each time, so Iter-RetGen never converges); only the
+first sub-question is answered (so ChainRAG rewrites the second and summarises the unanswered ones into
+the notes of the last); and AnsInt refuses (so the answer is read from the contexts, at the word limit).
+A test per method checks that its run took that path.
+
+What is counted. Each prompt is rendered with the GGUF's chat template and tokenized by its vocabulary
+(llama.cpp loaded with `vocab_only`: the tokenizer without the weights), as `LocalLlamaChat` sends it. A call
+fits when, even if its reply were an echo of the prompt and the gateway asked again (prompts.echo: the reply
+and a nudge appended), that retried prompt plus the call's `max_tokens` stays within the window.
+
+QuOTE and BiQOG read through the shared reader (nodes.generate.Generate) at top_k = 5 chunks, the prompt
+NaiveRAG's run measures; their own prompts are the index-time ones, measured on the longest chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+from graphs.registry import METHODS
+from hopgraph import Settings, index_corpus
+from hopgraph.cli import SAMPLE_CORPUS, SAMPLE_QUESTION
+from hopgraph.local_model import _ROLE
+from hopgraph.providers import Services
+from nodes.edge_judge import LLMEdgeJudge
+from nodes.integrate import word_count
+from nodes.llm import LLMGateway, RoleModel
+from nodes.questions import LLMQuestionWriter
+from prompts import answer, reader, resp_reasoner, resp_summarizer
+from prompts.echo import NUDGE
+from stores.questions import QuestionParams
+from tests.scripted import ScriptedServices, stream_run
+
+N_CTX = Settings.model_fields["local_n_ctx"].default
+# Words of a reply that restates nothing of the question (a restatement would be cut by rule, not asked)
+FILLER = (
+    "Moreover the committee reviewed several archived reports about regional transport budgets, harbour "
+    "repairs, school meals and the winter road programme before the council met again in the spring "
+)
+
+
+class GGUFTokens:
+    """Prompt sizes as llama.cpp counts them: the chat rendered by the GGUF's own template, then tokenized by
+    its own vocabulary (loaded alone with `vocab_only`, without the 1.1 GB of weights)."""
+
+    def __init__(self, gguf: Path) -> None:
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self.llama = Llama(model_path=str(gguf), vocab_only=True, verbose=False)
+        special = {"eos_token": self.llama.token_eos(), "bos_token": self.llama.token_bos()}
+        tokens = {name: self._piece(token) if token != -1 else "" for name, token in special.items()}
+        self.template = Jinja2ChatFormatter(template=self.llama.metadata["tokenizer.chat_template"], **tokens)
+
+    def _piece(self, token: int) -> str:
+        return self.llama.detokenize([token], special=True).decode("utf-8")
+
+    def tokens(self, text: str) -> list[int]:
+        return self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+    def prompt(self, messages: list[BaseMessage]) -> int:
+        """Tokens of `messages` as a chat completion's prompt (the assistant's turn opened)."""
+        chat = [{"role": _ROLE[m.type], "content": str(m.content)} for m in messages]
+        rendered = self.template(messages=chat)
+        encoded = rendered.prompt.encode("utf-8")
+        return len(self.llama.tokenize(encoded, add_bos=not rendered.added_special, special=True))
+
+    def text(self, n: int, start: str = "", end: str = "") -> str:
+        """`start`, then FILLER words, then `end`: at most `n` tokens in all (the reply a cap allows)."""
+        room = n - len(self.tokens(start)) - len(self.tokens(end))
+        body = self.llama.detokenize(self.tokens(FILLER * (1 + n // 10))[: max(room, 0)])
+        return f"{start}{body.decode('utf-8', errors='ignore').rstrip(' ,')}{end}"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One LLM call as sent: its node and role, its prompt in tokens, the prompt of its echo retry (the reply
+    at its cap and the nudge appended), and its reply cap."""
+
+    node: str
+    role: str
+    prompt: int
+    retried: int
+    max_tokens: int
+
+    @property
+    def needs(self) -> int:
+        return self.retried + self.max_tokens
+
+
+class WorstCase(BaseChatModel):
+    """A scripted chat model: `reply(role, messages, max_tokens)` gives each completion; every call is
+    measured in the GGUF's tokens and kept in `.calls`."""
+
+    reply: Callable[[str, list[BaseMessage], int], str]
+    count: GGUFTokens
+    _calls: list[Call] = PrivateAttr(default_factory=list)
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-worst-case"
+
+    @property
+    def calls(self) -> list[Call]:
+        return self._calls
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        metadata = run_manager.metadata if run_manager else {}
+        role, max_tokens = str(metadata.get("role", "")), int(kw["max_tokens"])
+        text = self.reply(role, messages, max_tokens)
+        echoed = [*messages, AIMessage(self.count.text(max_tokens)), HumanMessage(NUDGE)]
+        node = str(metadata.get("node", role))
+        self._calls.append(
+            Call(node, role, self.count.prompt(messages), self.count.prompt(echoed), max_tokens)
+        )
+        used = len(self.count.tokens(text))
+        usage = {"input_tokens": 0, "output_tokens": used, "total_tokens": used}
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(text, usage_metadata=usage))])
+
+
+def sub_questions(count: GGUFTokens, max_tokens: int) -> list[str]:
+    """The decomposer's reply items: as many 40-token sub-questions as its cap holds; the first answerable
+    alone, every later one pointing back with a pronoun (so ChainRAG rewrites or summarises for it)."""
+    n = max_tokens // 40
+    each = (max_tokens - 2) // n - 4  # JSON quotes, commas and brackets
+    first = count.text(each, "Which electric pickup did TechCrunch write about, after ", "?")
+    later = [count.text(each, f"What did he say about it ({i}), after ", "?") for i in range(2, n + 1)]
+    return [first, *later]
+
+
+def worst_replies(count: GGUFTokens) -> Callable[[str, list[BaseMessage], int], str]:
+    """Replies that take each method's longest path, each as long as its cap allows (module docstring)."""
+    asked: list[str] = []  # the decomposition's sub-questions, once written
+    replies = iter(range(1, 10_000))  # numbers that keep each long reply distinct from the earlier ones
+
+    def fill(max_tokens: int, start: str = "", end: str = "") -> str:
+        return count.text(max_tokens, f"{start}({next(replies)}) ", end)
+
+    def reply(role: str, messages: list[BaseMessage], max_tokens: int) -> str:
+        system, last = str(messages[0].content), str(messages[-1].content)
+        if role == "decomposer":
+            asked[:] = sub_questions(count, max_tokens)
+            return json.dumps(asked)
+        if role == "question_writer":  # the count asked for, each question at its 40-token share of the cap
+            lines = range(1, max_tokens // 40 + 1)
+            return "\n".join(fill(36, f"{line}. What did the council say about ", "?") for line in lines)
+        if role in ("judge", "edge_judge"):
+            return "No" if role == "judge" else "Yes"
+        if role == "rewriter":
+            return fill(max_tokens, "Where did he go", "?")
+        if role == "summarizer":  # ChainRAG's summary, ReSP's global evidence, or its local pathway (Yes)
+            return fill(max_tokens, "Yes, " if resp_summarizer.LOCAL_INSTRUCTION in last else "")
+        if role == "reasoner" and system.startswith(resp_reasoner.SYSTEM):
+            if resp_reasoner.JUDGE_INSTRUCTION in last:
+                return "No"
+            return fill(max_tokens, "Which council met", "?")  # the planner: a new sub-question
+        if role == "reasoner":  # IR-CoT's: a step of the chain that concludes nothing
+            return fill(max_tokens, "The report", ".")
+        if role == "extractor":
+            return fill(max_tokens)  # no JSON: the source matcher stands in
+        if last == answer.REFUSAL_NUDGE:
+            return fill(max_tokens, "The council")
+        if answer.SHORTEN in last:
+            return f"the council ({next(replies)})"
+        if reader.ANSWER_INSTRUCTION in last and asked and f"Question: {asked[0]}\n" in last:
+            return fill(max_tokens, "The council")
+        return answer.UNANSWERABLE
+
+    return reply
+
+
+@pytest.fixture(scope="module")
+def gguf_tokens(gguf_path: Path) -> GGUFTokens:
+    return GGUFTokens(gguf_path)
+
+
+@pytest.fixture(scope="module")
+def indexes(settings: Settings, sample_index: str) -> dict[str, str]:
+    """Method -> the index it runs on: the sample corpus with the extras the method reads (default chunking,
+    as the session's settings keep it), named as the other tests of these methods name them."""
+    assert (settings.chunk_size, settings.chunk_overlap) == (256, 32)
+    index_corpus(SAMPLE_CORPUS, "sample-chainrag", settings, method="chainrag")
+    index_corpus(SAMPLE_CORPUS, "sample_meta", settings, method="multimeta")
+    return {"chainrag": "sample-chainrag", "multimeta": "sample_meta"}
+
+
+def worst_case_gateway(count: GGUFTokens) -> tuple[LLMGateway, WorstCase]:
+    model = WorstCase(reply=worst_replies(count), count=count)
+    return LLMGateway({}, RoleModel(model, "worst-case", "scripted worst-case chat model")), model
+
+
+def run_worst_case(
+    method: str, services: Services, index: str, count: GGUFTokens
+) -> tuple[list[str], dict[str, Any], list[Call]]:
+    """(nodes run, final state, the calls measured) of `method` at its defaults on the worst-case script."""
+    llm, model = worst_case_gateway(count)
+    graph = METHODS[method](ScriptedServices(services, llm)).compile()
+    steps, values = stream_run(graph, SAMPLE_QUESTION, {"index": index})
+    return steps, values, model.calls
+
+
+WORD_LIMIT = 3000  # ChainRAG's default: each sub-question's sentences are gathered up to it
+INTEGRATED_FROM_CONTEXTS = "integrate: the sub-answers gave no answer; answered from the contexts"
+
+# What shows the path a run took, read from (nodes run, final state, calls measured).
+FACTS: dict[str, Callable[[list[str], dict[str, Any], list[Call]], Any]] = {
+    "sub-questions": lambda steps, values, calls: len(values["sub_questions"]),
+    "passages read": lambda steps, values, calls: len(values["read"]),
+    "roles": lambda steps, values, calls: sorted({c.role for c in calls}),
+    "calls of generate": lambda steps, values, calls: sum(c.node == "generate" for c in calls),
+    "calls of prepare": lambda steps, values, calls: [c.role for c in calls if c.node == "prepare"],
+    # each sub-question read sentences up to the word limit, short of one sentence at most
+    "every sub-question at the word limit": lambda steps, values, calls: all(
+        word_count([item for item in values["evidence"] if item["id"] in sub["read"]]) > WORD_LIMIT - 100
+        for sub in values["solved"]
+    ),
+    "answered from the contexts": lambda steps, values, calls: (
+        INTEGRATED_FROM_CONTEXTS in values["fallbacks"]
+    ),
+    "reasoning steps": lambda steps, values, calls: len(values["reasoning"]),
+    "paragraphs": lambda steps, values, calls: len(values["evidence"]),
+    "iterations": lambda steps, values, calls: steps.count("generate"),
+    "rounds": lambda steps, values, calls: values["rounds"],
+    "calls of summarize": lambda steps, values, calls: sum(c.node == "summarize" for c in calls),
+    "first call": lambda steps, values, calls: calls[0].role,
+}
+
+# Each method's longest path at its defaults (module docstring), as FACTS read it.
+LONGEST_PATH: dict[str, dict[str, Any]] = {
+    "naive": {"passages read": 5, "calls of generate": 3},  # the answer, the nudged one, its span
+    "chainrag": {
+        "sub-questions": 4,
+        "roles": ["decomposer", "generator", "judge", "rewriter", "summarizer"],
+        # the second rewritten (the first was answered); then the unanswered ones summarised: one, two
+        "calls of prepare": ["rewriter", "summarizer", "summarizer", "summarizer"],
+        "every sub-question at the word limit": True,
+        "answered from the contexts": True,
+    },
+    "decomposition": {"sub-questions": 3, "calls of generate": 3},
+    "naive_qd": {"sub-questions": 4, "answered from the contexts": True},
+    "ircot": {"reasoning steps": 8, "paragraphs": 15, "calls of generate": 3},  # the direct reader
+    "iter_retgen": {"iterations": 3},
+    "resp": {"rounds": 3, "calls of summarize": 1 + 2 + 2},  # global each round, local from the second
+    "multimeta": {"first call": "extractor", "passages read": 6},
+    "treehop": {"passages read": 8},
+}
+
+
+@pytest.fixture(scope="module")
+def worst_runs(
+    services: Services, indexes: dict[str, str], gguf_tokens: GGUFTokens
+) -> Callable[[str], tuple[list[str], dict[str, Any], list[Call]]]:
+    """Each method's worst-case run, made once for both of its tests."""
+    runs: dict[str, tuple[list[str], dict[str, Any], list[Call]]] = {}
+
+    def run(method: str) -> tuple[list[str], dict[str, Any], list[Call]]:
+        if method not in runs:
+            runs[method] = run_worst_case(method, services, indexes.get(method, "sample"), gguf_tokens)
+        return runs[method]
+
+    return run
+
+
+@pytest.mark.parametrize("method", list(LONGEST_PATH))
+def test_the_worst_case_script_takes_each_methods_longest_path(method: str, worst_runs: Callable) -> None:
+    steps, values, calls = worst_runs(method)
+    expected = LONGEST_PATH[method]
+    assert {fact: FACTS[fact](steps, values, calls) for fact in expected} == expected
+
+
+# ChainRAG at its defaults reads up to 3,000 words of sentences, and each sentence is its own passage with its
+# title and metadata line: 3,000 words measured 12,754 tokens in the sub-question reader's prompt and 12,788
+# in the answer read from the contexts (the summariser's 11,678), against local_n_ctx 8,192. Known, and left
+# for a decision on the defaults or on how sentences are shown (issue 43); strict, so a fix turns this red
+# until the mark is removed.
+OVERFLOWS = {
+    "chainrag": pytest.mark.xfail(
+        strict=True,
+        reason="3,000 words of titled sentences are ~12,800 tokens > 8,192",
+        raises=AssertionError,
+    )
+}
+
+
+@pytest.mark.parametrize("method", [pytest.param(m, marks=OVERFLOWS.get(m, ())) for m in LONGEST_PATH])
+def test_every_prompt_of_a_method_at_its_defaults_fits_the_default_context(
+    method: str, worst_runs: Callable
+) -> None:
+    _, _, calls = worst_runs(method)
+    too_long = [call for call in calls if call.needs > N_CTX]
+    assert too_long == [], f"{method}: prompts that overflow local_n_ctx = {N_CTX}: {too_long}"
+
+
+def test_the_methods_checked_here_are_every_registered_method_but_the_two_read_like_naive() -> None:
+    assert set(LONGEST_PATH) | {"quote", "biqog"} == set(METHODS)
+
+
+def test_the_index_time_prompts_fit_the_default_context_on_the_longest_chunk(
+    services: Services, sample_index: str, gguf_tokens: GGUFTokens
+) -> None:
+    """QuOTE's question writer and BiQOG's edge judge (both through the real nodes), asked about the chunk
+    of the sample index with the most tokens, the judge with the longest question the writer wrote."""
+    llm, model = worst_case_gateway(gguf_tokens)
+    chunks = services.indexes.open(sample_index).all_chunks()
+    longest = max(chunks, key=lambda chunk: len(gguf_tokens.tokens(f"{chunk.title}\n{chunk.text}")))
+    per_chunk = QuestionParams().per_chunk
+    written, _ = LLMQuestionWriter(llm, 1).write(longest.title, longest.text, per_chunk)
+    assert len(written) == per_chunk
+    question = max(written, key=lambda q: len(gguf_tokens.tokens(q)))
+    assert LLMEdgeJudge(llm, 1).judge(longest.title, longest.text, question) == "yes"
+    assert [c.role for c in model.calls] == ["question_writer", "edge_judge"]
+    assert all(call.needs <= N_CTX for call in model.calls), model.calls
