@@ -437,15 +437,20 @@ def _now() -> str:
 def _final_state(
     graph: CompiledStateGraph, job: _Job, context: Mapping[str, Any], config: dict[str, Any]
 ) -> tuple[Mapping[str, Any], str]:
-    """Run (or resume, or reread) the question's thread; returns its final values and how they were had."""
+    """Run (or resume, or reread) the question's thread; returns its final values and how they were had.
+
+    Checkpointed runs write each step before the next starts (durability "sync"), so a kill loses at most
+    the step under way: LangGraph's default writes it while the next step runs."""
     ctx = context or None
+    durability = "sync" if graph.checkpointer is not None else None
     if graph.checkpointer is not None:
         snapshot = graph.get_state(config)
         if snapshot.values and snapshot.next:
-            return graph.invoke(None, config, context=ctx), "resumed"
+            return graph.invoke(None, config, context=ctx, durability=durability), "resumed"
         if snapshot.values:
             return snapshot.values, "checkpoint"
-    return graph.invoke({"question": job.example.question}, config, context=ctx), "fresh"
+    question = {"question": job.example.question}
+    return graph.invoke(question, config, context=ctx, durability=durability), "fresh"
 
 
 def _attempt(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langgraph._internal._constants import CONFIG_KEY_DURABILITY  # a run's default, read by Pregel.stream
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -169,11 +170,19 @@ def build_graph(
     checkpointer=True (default) persists every step to the configured store (SQLite by default), so each
     thread id can be inspected and replayed; False compiles without one (what the Studio server wants,
     since it brings its own); or pass any LangGraph checkpointer.
+
+    With a checkpointer, runs default to `durability="sync"`: LangGraph's own default ("async") writes a
+    step's checkpoint while the next step already runs, so a process killed then can lose finished steps
+    and pay for their LLM calls again on resuming; "sync" writes each step before the next starts. A call's
+    own `durability=` still chooses.
     """
     settings = settings or Settings()
     graph = builder(method)(services_for(settings))
     saver = checkpointer_for(settings) if checkpointer is True else (checkpointer or None)
-    return graph.compile(checkpointer=saver, name=method)
+    compiled = graph.compile(checkpointer=saver, name=method)
+    if saver is None:
+        return compiled
+    return compiled.with_config(configurable={CONFIG_KEY_DURABILITY: "sync"})
 
 
 def question_params(

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import os
+import contextlib
 import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
 from rich.markup import escape
+from rich.text import Text
 
-from evals.steps import thread_steps
+from evals.steps import task_labels, thread_steps
 from hopgraph.cli_eval import JudgeCandidates, QuestionsPerChunk, RunParameters
 from hopgraph.cli_eval import register as register_eval_commands
 from hopgraph.cli_train import register as register_train_commands
@@ -31,6 +34,9 @@ from stores.questions import QUESTIONS, QuestionsInfo
 from stores.redaction import redact
 
 if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessageChunk
+    from langgraph.graph.state import CompiledStateGraph
+
     from hopgraph.api import JudgeCost, QuestionCost
     from stores.documents import Document
 
@@ -315,7 +321,8 @@ def ask(
     thread_id: Annotated[str | None, typer.Option("--thread-id", help="Resume/name this run")] = None,
     options: RunParameters = None,
 ) -> None:
-    """Answer a question, streaming each node's update as it happens; the run is checkpointed."""
+    """Answer a question, streaming each node's update as it happens (on a terminal, each LLM reply token by
+    token too); every step is checkpointed, and --thread-id of an unfinished run resumes it."""
     from hopgraph.api import build_graph
     from hopgraph.options import parse_assignments, typed_options
 
@@ -329,15 +336,21 @@ def ask(
     thread_id = thread_id or f"{method}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     config = {"configurable": {"thread_id": thread_id}, "metadata": {"method": method, "index": index}}
     console.print(f"[dim]thread {thread_id} · method {method} · index {index}[/]")
+    graph_input = None if _resuming(graph, config, question) else {"question": question}
+    _show_question(question)
     _warn_unshown_metadata(context.index)
-    started = last = time.perf_counter()
-    answer = ""
-    for chunk in graph.stream({"question": question}, config, context=context, stream_mode="updates"):
-        now = time.perf_counter()
-        for node, update in chunk.items():
-            _show_update(node, update or {}, now - last)
-            answer = (update or {}).get("answer", answer)
-        last = now
+    started = time.perf_counter()
+    tokens = console.is_terminal  # the LLM's replies as they are generated, below the trace
+    with Live(console=console, transient=True) if tokens else contextlib.nullcontext() as live:
+        events = graph.stream(
+            graph_input,
+            config,
+            context=context,
+            stream_mode=["tasks", "messages"] if tokens else ["tasks"],
+            durability="sync",  # each step saved before the next starts: a kill loses only the one under way
+        )
+        _show_tasks(events, _Replies(live) if live else None)
+    answer = str(graph.get_state(config).values.get("answer") or "")
     console.rule()
     console.print(f"[bold]Answer:[/] {escape(answer)}")
     console.print(
@@ -347,7 +360,8 @@ def ask(
 
 @app.command()
 def history(thread_id: Annotated[str, typer.Argument(help="Thread id printed by `hopgraph ask`")]) -> None:
-    """Replay a saved run step by step from its checkpoints: which node ran and what it wrote."""
+    """Replay a saved run from its checkpoints: each node's own update as `ask` printed it, branch by
+    branch."""
     from hopgraph.api import build_graph, checkpointer_for
 
     settings = Settings()
@@ -360,13 +374,104 @@ def history(thread_id: Annotated[str, typer.Argument(help="Thread id printed by 
         )
     method = first.metadata.get("method", "naive")
     console.print(f"[dim]thread {thread_id} · method {method} · index {first.metadata.get('index')}[/]")
-    for ran, changed in thread_steps(build_graph(method, settings), config):
-        _show_update(ran, changed, _step_seconds(changed))
+    graph = build_graph(method, settings)
+    for label, update in thread_steps(graph, config):
+        if label == "__start__":
+            _show_question(update.get("question", ""))
+        else:
+            _show_update(label, update, _step_seconds(update))
+    if unfinished := graph.get_state(config).next:
+        console.print(
+            f"[yellow]unfinished[/]: {', '.join(unfinished)} did not finish; the same `hopgraph ask` "
+            f"command with --thread-id {thread_id} goes on from here"
+        )
 
 
 def _step_seconds(update: dict[str, Any]) -> float:
     """A replayed step's LLM seconds (wall time of retrieval is not checkpointed)."""
     return sum(u["seconds"] for u in update.get("usage", []))
+
+
+def _show_question(question: str) -> None:
+    console.print(f"[dim]question: {escape(question)}[/]")
+
+
+def _resuming(graph: CompiledStateGraph, config: dict[str, Any], question: str) -> bool:
+    """True when the thread holds an unfinished run of `question` (a run killed or failed part way): it goes
+    on from its last finished step, which no LLM call is repeated for. Another question is refused there."""
+    saved = graph.get_state(config)
+    if not saved.next:
+        return False
+    thread_id = config["configurable"]["thread_id"]
+    if saved.values.get("question") != question:
+        raise HopgraphError(
+            f"Thread {thread_id!r} holds an unfinished run of another question "
+            f"({saved.values.get('question')!r}): ask that question with --thread-id {thread_id} to finish "
+            "it, or give another --thread-id."
+        )
+    console.print(
+        f"[dim]resuming at {', '.join(saved.next)} (the steps before it: hopgraph history {thread_id})[/]"
+    )
+    return True
+
+
+def _show_tasks(events: Iterator[tuple[str, Any]], replies: _Replies | None) -> None:
+    """Print each task's update as it finishes (stream_mode "tasks"), labelled as `history` labels it and
+    with its own wall time; pass the LLM's tokens ("messages") to `replies`, cleared as their task ends.
+
+    A step's tasks all start before any of them finishes, so the labels of a `Send` fan-out's branches
+    (evals.steps.task_labels, which needs the step's whole task list) are known by its first result. A
+    failed task prints nothing: the stream raises its error next, which the command reports."""
+    started: dict[str, float] = {}
+    unlabelled: list[tuple[str, str]] = []
+    labels: dict[str, str] = {}
+    for mode, event in events:
+        if mode == "messages":
+            if replies is not None:
+                replies.add(*event)
+        elif "input" in event:
+            started[event["id"]] = time.perf_counter()
+            unlabelled.append((event["id"], event["name"]))
+        else:
+            if unlabelled:
+                names = task_labels([name for _, name in unlabelled])
+                labels.update(zip([task for task, _ in unlabelled], names, strict=True))
+                unlabelled.clear()
+            if replies is not None:
+                replies.done(event["id"])
+            if event["error"] is None:
+                seconds = time.perf_counter() - started[event["id"]]
+                _show_update(labels[event["id"]], event["result"] or {}, seconds)
+
+
+class _Replies:
+    """The replies of the LLM calls under way, token by token, in a transient area below the trace (on a
+    terminal): each is cleared when its task's update is printed, so what stays is what `history` prints."""
+
+    SHOWN = 400
+    """Characters of a reply shown: its end, where the tokens arrive."""
+
+    def __init__(self, live: Live) -> None:
+        self._live = live
+        self._replies: dict[str, tuple[str, str, str]] = {}  # message id -> (task id, caller, text)
+
+    def add(self, chunk: BaseMessageChunk, meta: dict[str, Any]) -> None:
+        task = str(meta.get("langgraph_checkpoint_ns", "")).rpartition(":")[2]
+        caller = f"{meta.get('langgraph_node')} · {meta.get('role', 'llm')}"
+        _, _, text = self._replies.get(str(chunk.id), (task, caller, ""))
+        self._replies[str(chunk.id)] = (task, caller, text + chunk.text)
+        self._show(refresh=False)  # drawn at Live's next refresh: tokens can come faster than a screen
+
+    def done(self, task: str) -> None:
+        self._replies = {key: reply for key, reply in self._replies.items() if reply[0] != task}
+        self._show(refresh=True)  # gone before the task's update is printed
+
+    def _show(self, refresh: bool) -> None:
+        replies = (
+            Text.assemble((f"  {caller}: ", "magenta"), (text[-self.SHOWN :], "dim"))
+            for _, caller, text in self._replies.values()
+        )
+        self._live.update(Group(*replies), refresh=refresh)
 
 
 @app.command()
