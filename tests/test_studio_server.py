@@ -10,6 +10,7 @@ hopgraph/studio.py name exactly the registry's methods is checked without a serv
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -162,3 +163,46 @@ def test_a_stateless_run_answers_from_the_sample_index(studio: str) -> None:
     assert all(item["doc_id"].startswith("https://") for item in out["evidence"])
     [usage] = out["usage"]
     assert usage["node"] == "generate" and usage["prompt_tokens"] > 200
+
+
+def _events(url: str, path: str, body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(event, data) of each server-sent event a streaming endpoint answers with."""
+    with httpx.stream("POST", f"{url}{path}", json=body, timeout=RUN_SECONDS) as response:
+        assert response.status_code == 200, response.read()[:2000]
+        event = ""
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                event = line.removeprefix("event:").strip()
+            elif line.startswith("data:"):
+                yield event, json.loads(line.removeprefix("data:"))
+
+
+def test_a_streamed_run_sends_the_generators_tokens_as_they_come(studio: str) -> None:
+    """What Studio's message view reads: stream_mode "messages-tuple" gives each LLM token with the node that
+    generated it, from the embedded model inside the server's process, before that node's update."""
+    events = list(
+        _events(
+            studio,
+            "/runs/stream",
+            {
+                "assistant_id": "naive",
+                "input": {"question": QUESTION},
+                "context": {"index": "sample", "top_k": 4},
+                "stream_mode": ["updates", "messages-tuple"],
+            },
+        )
+    )
+    assert not [data for event, data in events if event == "error"], events[-3:]
+    tokens = [data for event, data in events if event == "messages"]
+    from_generator = [chunk for chunk, meta in tokens if meta["langgraph_node"] == "generate"]
+    first_call = [c["content"] for c in from_generator if c["id"] == from_generator[0]["id"] and c["content"]]
+    assert len(first_call) > 1, from_generator  # token by token, not one whole reply
+    assert "cybertruck" in "".join(first_call).lower()
+    [(generated, update)] = [
+        (position, data)
+        for position, (event, data) in enumerate(events)
+        if event == "updates" and "generate" in data
+    ]
+    last_token = max(position for position, (event, _) in enumerate(events) if event == "messages")
+    assert last_token < generated  # the tokens came as they were generated, before the node's update
+    assert "cybertruck" in update["generate"]["answer"].lower()
