@@ -29,6 +29,7 @@ chunk; the original embeds whole MultiHop-RAG articles.
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from pathlib import Path
@@ -143,36 +144,44 @@ def main() -> None:
         opened.search_by_vectors(services.embedder.embed([questions[0].question]), K)  # warm: load it
         searches["exact in memory" if opened.exact else "Chroma HNSW"] = TimedIndexes(indexes)
 
-    def graph_over(timed: TimedIndexes) -> Any:
+    # each variant's trained update (a checkpoint is a setting, not a run's parameter): `delta` needs none,
+    # `shipped` is the configured one, NAME=PATH another
+    models = {"delta": services.treehop_model, "shipped": services.treehop_model} | {
+        label: functools.partial(services.treehop_model_at, Path(path))
+        for label, path in (given.partition("=")[::2] for given in args.variant)
+    }
+
+    def graph_over(timed: TimedIndexes, label: str) -> Any:
         # the reader never runs (the graph stops before it), so no LLM is loaded
         llm_free = SimpleNamespace(
-            llm=None, indexes=timed, embedder=services.embedder, treehop_model=services.treehop_model
+            llm=None, indexes=timed, embedder=services.embedder, treehop_model=models[label]
         )
         return treehop.build(llm_free).compile(checkpointer=InMemorySaver(), interrupt_before=["generate"])
 
-    graphs = {search: (graph_over(timed), timed) for search, timed in searches.items()}
-    graph, timed = graphs[list(searches)[-1]]  # as configured
-    checkpoints = {"delta": None, "shipped": ""} | dict(given.partition("=")[::2] for given in args.variant)
+    def context(hops: int, label: str) -> TreeHopContext:
+        return TreeHopContext(
+            index=name, top_k=K, hops=hops, update="delta" if label == "delta" else "learned"
+        )
 
-    def variants(hops: int) -> dict[str, TreeHopContext]:
-        """Each variant's context: `delta` needs no checkpoint, "" is the shipped one."""
-        return {
-            label: TreeHopContext(index=name, top_k=K, hops=hops, update="delta")
-            if checkpoint is None
-            else TreeHopContext(index=name, top_k=K, hops=hops, checkpoint=checkpoint)
-            for label, checkpoint in checkpoints.items()
-        }
-
+    timed = list(searches.values())[-1]  # as configured
     if not args.latency_only:
         results = {
-            label: run_variant(graph, timed, questions, f"{label}-{HOPS}", context)
-            for label, context in variants(HOPS).items()
+            label: run_variant(
+                graph_over(timed, label), timed, questions, f"{label}-{HOPS}", context(HOPS, label)
+            )
+            for label in models
         }
         report_quality(results, questions, services.indexes.open(name), args.dataset)
     timings = {
-        (label, search): run_variant(graph, timed, questions, f"{label}-{search}-{LATENCY_HOPS}", context)
-        for label, context in variants(LATENCY_HOPS).items()
-        for search, (graph, timed) in graphs.items()
+        (label, search): run_variant(
+            graph_over(timed, label),
+            timed,
+            questions,
+            f"{label}-{search}-{LATENCY_HOPS}",
+            context(LATENCY_HOPS, label),
+        )
+        for label in models
+        for search, timed in searches.items()
     }
     print(f"\nlatency per query without the encoder ({LATENCY_HOPS}-hop runs; graph steps: vector queries, "
           "update, LangGraph), ms")  # fmt: skip

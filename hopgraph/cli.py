@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import contextlib
+import os
 import sys
 import time
 import uuid
@@ -27,7 +27,7 @@ from hopgraph.settings import CONFIG_VARIABLE, Settings
 from nodes.context import RetrievalMode
 from prompts.edge_judge import VERDICTS
 from prompts.questions import OUTCOMES
-from stores.errors import HopgraphError
+from stores.errors import HopgraphError, IndexNotFoundError
 from stores.extra_registry import EXTRAS
 from stores.question_graph import QUESTION_GRAPH, QuestionGraphInfo
 from stores.questions import QUESTIONS, QuestionsInfo
@@ -258,7 +258,12 @@ def _warn_unshown_metadata(index: str) -> None:
     from hopgraph.api import services_for
 
     settings = Settings()
-    unshown = services_for(settings).indexes.open(index).unshown_metadata(settings.embed_metadata)
+    indexes = services_for(settings).indexes
+    try:
+        unshown = indexes.open(index).unshown_metadata(settings.embed_metadata)
+    except IndexNotFoundError as missing:  # the store names no other index; its own user may see them
+        existing = ", ".join(repr(manifest.name) for manifest in indexes.store.list()) or "none"
+        raise IndexNotFoundError(f"{missing} Indexes in {settings.indexes_path}: {existing}.") from None
     if unshown:
         console.print(
             f"[yellow]index {index!r} was built without the metadata line ({', '.join(unshown)}): its "

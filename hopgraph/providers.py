@@ -400,10 +400,14 @@ class Services:
         """Judges the `question_graph` extra's question-chunk edges at index time (role "edge_judge")."""
         return self._shared("edge_judge", lambda: LLMEdgeJudge(self.llm, self.settings.index_concurrency))
 
-    def treehop_model(self, checkpoint: str) -> TreeHopUpdate:
-        """TreeHop's update from `checkpoint`, or (empty) the configured default: `treehop_checkpoint`, else
-        the one shipped with the package. Loaded once per path; an embedder mismatch is a CheckpointError."""
-        path = Path(checkpoint) if checkpoint else (self.settings.treehop_checkpoint or SHIPPED_TREEHOP)
+    def treehop_model(self) -> TreeHopUpdate:
+        """TreeHop's update from the configured checkpoint: `treehop_checkpoint`, else the one shipped with
+        the package."""
+        return self.treehop_model_at(self.settings.treehop_checkpoint or SHIPPED_TREEHOP)
+
+    def treehop_model_at(self, path: Path) -> TreeHopUpdate:
+        """TreeHop's update from the checkpoint at `path` (for the Python API and benchmarks comparing
+        checkpoints). Loaded once per path; an embedder mismatch is a CheckpointError."""
         embedder = self.embedder
         return self._shared(
             f"treehop:{path.resolve()}", lambda: load_checkpoint(path, embedder.name, embedder.dimension)

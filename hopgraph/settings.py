@@ -52,7 +52,7 @@ _log = logging.getLogger("hopgraph")
 _warned: set[str] = set()
 
 
-SECRET_FIELDS = frozenset({"api_key", "chroma_token"})
+SECRET_FIELDS = frozenset({"api_key", "chroma_token", "studio_token"})
 """Settings holding a secret (SecretStr): never written to a run line, never shown in an error."""
 
 
@@ -176,6 +176,11 @@ class Settings(BaseSettings):
 
     checkpointer: str | None = None
     """`sqlite:///PATH` (default DATA_DIR/checkpoints.sqlite) or a `postgresql://` URL."""
+
+    studio_token: SecretStr | None = None
+    """The token the Studio server (`langgraph dev`, hopgraph/studio_auth.py) requires of every request, as
+    `Authorization: Bearer TOKEN`; unset, it answers none. Set it in the server's environment
+    (HOPGRAPH_STUDIO_TOKEN), as the README's Studio command does."""
 
     def __repr_args__(self) -> Iterable[tuple[str | None, Any]]:
         return _redacted_args(super().__repr_args__())

@@ -7,10 +7,12 @@ that (attribute docstrings it does not), so Studio shows what every parameter me
 method counts a field differently redeclares it with its own description (`top_k`: passages for the
 question, seed sentences per sub-question ...).
 
-A count declares its least value the same way (`parameter(5, "...", minimum=1)`, read by pydantic as `ge`,
-so Studio's form shows it too), and a Literal field its choices: `parameter_problem` checks both, for the
-command line (hopgraph.options, naming `--set` or the variant) and for every context built (Studio, the
-Python API), so a k of 0 stops the run instead of answering from no passages.
+A count declares its least and greatest values the same way (`parameter(5, "...", minimum=1, maximum=100)`,
+read by pydantic as `ge` and `le`, so Studio's form shows them too), and a Literal field its choices:
+`parameter_problem` checks all three, for the command line (hopgraph.options, naming `--set` or the variant)
+and for every context built (Studio, the Python API), so a k of 0 stops the run instead of answering from
+no passages, and a k of a million (from anyone who can reach the Studio server) instead of spending a
+provider's credits on it.
 """
 
 from __future__ import annotations
@@ -31,10 +33,19 @@ class ParameterError(HopgraphError, ValueError):
     """A run parameter its field does not take: a ValueError to the Python API, one line to the CLI."""
 
 
-def parameter(default: T, description: str, *, minimum: int | None = None, added_later: bool = False) -> T:
-    """A context field whose description (and least value) reaches the JSON schema Studio renders.
+def parameter(
+    default: T,
+    description: str,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    added_later: bool = False,
+) -> T:
+    """A context field whose description (and least and greatest values) reaches the JSON schema Studio
+    renders.
 
-    `minimum` is the least value a count takes (stored under pydantic's name `ge`). `added_later` marks a
+    `minimum` and `maximum` bound a count (stored under pydantic's names `ge` and `le`); a count gives
+    both, since each is spent on passages, LLM calls or tokens. `added_later` marks a
     switch added to a method that evaluations have already run: at its default the evaluation's settings
     key leaves it out (evals.runner), so those runs' answers, made with what the default does, stay
     resumable and comparable instead of being refused as other settings.
@@ -42,29 +53,34 @@ def parameter(default: T, description: str, *, minimum: int | None = None, added
     metadata: dict[str, Any] = {"description": description}
     if minimum is not None:
         metadata["ge"] = minimum
+    if maximum is not None:
+        metadata["le"] = maximum
     if added_later:
         metadata["added_later"] = True
     return field(default=default, metadata=metadata)
 
 
 @cache
-def _accepted(schema: type) -> dict[str, tuple[int | None, tuple[Any, ...] | None]]:
-    """Each field's least value and Literal choices (None: any), read once per schema: every context built
-    asks."""
+def _accepted(schema: type) -> dict[str, tuple[int | None, int | None, tuple[Any, ...] | None]]:
+    """Each field's least and greatest values and Literal choices (None: any), read once per schema: every
+    context built asks."""
     hints = get_type_hints(schema)
-    accepted: dict[str, tuple[int | None, tuple[Any, ...] | None]] = {}
+    accepted: dict[str, tuple[int | None, int | None, tuple[Any, ...] | None]] = {}
     for f in fields(schema):
         hint = hints[f.name]
-        accepted[f.name] = (f.metadata.get("ge"), get_args(hint) if get_origin(hint) is Literal else None)
+        choices = get_args(hint) if get_origin(hint) is Literal else None
+        accepted[f.name] = (f.metadata.get("ge"), f.metadata.get("le"), choices)
     return accepted
 
 
 def parameter_problem(schema: type, name: str, value: Any) -> str | None:
     """What `value` of `schema`'s field `name` should be instead ("must be at least 1"), or None when it is
     fine: the one check behind every entry of a run parameter, each caller naming its own input."""
-    minimum, choices = _accepted(schema)[name]
+    minimum, maximum, choices = _accepted(schema)[name]
     if minimum is not None and not (isinstance(value, int | float) and value >= minimum):
         return f"must be at least {minimum}"
+    if maximum is not None and not (isinstance(value, int | float) and value <= maximum):
+        return f"must be at most {maximum}"
     if choices is not None and value not in choices:
         return f"must be one of {', '.join(map(str, choices))}"
     return None
@@ -77,13 +93,13 @@ class RetrievalContext:
     index: str = parameter(
         "default", "Name of the index to search (built by `hopgraph index PATH --name NAME`)."
     )
-    top_k: int = parameter(5, "Passages retrieved for the question.", minimum=1)
+    top_k: int = parameter(5, "Passages retrieved for the question.", minimum=1, maximum=100)
     retrieval_mode: RetrievalMode = parameter(
         "hybrid",
         "How passages are searched: dense (Chroma), bm25, or hybrid (reciprocal-rank fusion of both).",
     )
     max_answer_tokens: int = parameter(
-        32, "Token budget of the final answer: benchmark answers are short spans.", minimum=1
+        32, "Token budget of the final answer: benchmark answers are short spans.", minimum=1, maximum=1024
     )
     unanswerable: bool = parameter(
         False,
@@ -142,11 +158,12 @@ def context_of(runtime_context: C | None, schema: type[C]) -> C:
 class DecompositionContext(RetrievalContext):
     """Methods that first split the question into sub-questions."""
 
-    top_k: int = parameter(5, "Passages retrieved for each sub-question.", minimum=1)
+    top_k: int = parameter(5, "Passages retrieved for each sub-question.", minimum=1, maximum=100)
     max_sub_questions: int = parameter(
         4,
         "Cap on the decomposer's list of sub-questions (the paper's prompt asks for usually two).",
         minimum=1,
+        maximum=10,
     )
 
     def stated_count(self) -> SubQuestionCount | None:

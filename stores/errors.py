@@ -11,8 +11,9 @@ class CorpusError(HopgraphError):
     """A corpus path that cannot be read as documents (missing, empty, malformed)."""
 
 
-class IndexNotFoundError(HopgraphError):
-    """A query names an index that was never built."""
+class IndexNotFoundError(HopgraphError, ValueError):
+    """A query names an index that was never built: a bad value of a run's `index` (a ValueError, which
+    the Studio server shows its caller, where it hides other errors behind "An internal error occurred")."""
 
 
 class IndexMismatchError(HopgraphError):

@@ -763,10 +763,10 @@ class IndexStore:
             return opened
         manifest = self.current_manifest(name)
         if manifest is None:
-            existing = ", ".join(repr(m.name) for m in self.list()) or "none"
+            # neither the other indexes' names nor the data directory: a Studio or API caller may be
+            # anyone who reaches the server (the command line adds the names for its own user)
             raise IndexNotFoundError(
-                f"No index named {name!r} under {self.root} (existing indexes: {existing}). "
-                f"Build it with `hopgraph index PATH --name {name}`."
+                f"No index named {name!r}. Build it with `hopgraph index PATH --name {name}`."
             )
         build_id = manifest.build_id
         build_dir = self._build_dir(name, build_id)

@@ -33,6 +33,21 @@ def test_every_context_field_has_a_description(method: str) -> None:
     assert not undescribed, f"{method}: no description for {undescribed}"
 
 
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_count_has_a_least_and_a_greatest_value_and_no_field_names_a_file(method: str) -> None:
+    """A count is spent on passages, LLM calls or tokens, and anyone reaching the Studio server may set it
+    (issue 40 item 3): each declares both bounds, which Studio's form shows. No field names a file for the
+    server to load (TreeHop's checkpoint is a setting)."""
+    properties = context_properties(method)
+    unbounded = [
+        name
+        for name, prop in properties.items()
+        if prop.get("type") == "integer" and not {"minimum", "maximum"} <= set(prop)
+    ]
+    assert not unbounded, f"{method}: no least or greatest value for {unbounded}"
+    assert "checkpoint" not in properties
+
+
 def test_top_k_says_what_it_counts_for_each_method() -> None:
     def top_k(method: str) -> str:
         return context_properties(method)["top_k"]["description"].lower()

@@ -134,3 +134,18 @@ def test_the_data_directory_is_created_readable_by_its_owner_only(tmp_path: Path
         data_dir = tmp_path / name / "hopgraph"
         opened(Settings(data_dir=data_dir))
         assert os.stat(data_dir).st_mode & 0o777 == 0o700
+
+
+def test_an_unknown_index_is_named_with_the_others_only_on_the_command_line(
+    markup_reader: ScriptedChatModel,
+    settings: Settings,
+    sample_index: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The store's message reaches Studio and API callers and names no other index (test_stores_index.py);
+    the command line's user owns the data directory, and is shown what is there to pick from."""
+    code, _, err = hopgraph(["ask", "Which pickup truck?", "--index", "nope"], capsys)
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "No index named 'nope'" in err and f"Indexes in {settings.indexes_path}: " in err
+    assert f"'{sample_index}'" in err
+    assert markup_reader.prompts == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -31,6 +32,8 @@ pytestmark = [pytest.mark.server, pytest.mark.timeout(600)]
 LANGGRAPH = REPO / ".venv" / "bin" / "langgraph"
 STARTUP_SECONDS = 120.0
 RUN_SECONDS = 300.0
+TOKEN = secrets.token_urlsafe(24)
+AUTH = {"Authorization": f"Bearer {TOKEN}"}  # every request of the tests' own, as Studio sends it
 """Upper bound for one run: ~5 s on an idle machine, far more when other test sessions share the CPUs."""
 
 
@@ -54,6 +57,7 @@ def studio(settings: Settings, sample_index: str, tmp_path_factory: pytest.TempP
         LANGSMITH_TRACING="false",
         LANGCHAIN_TRACING_V2="false",
         LANGGRAPH_CLI_NO_ANALYTICS="1",
+        HOPGRAPH_STUDIO_TOKEN=TOKEN,
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
     )
@@ -83,7 +87,7 @@ def studio(settings: Settings, sample_index: str, tmp_path_factory: pytest.TempP
 
 
 def _post(url: str, path: str, body: dict[str, Any], timeout: float = 30.0) -> Any:
-    response = httpx.post(f"{url}{path}", json=body, timeout=timeout)
+    response = httpx.post(f"{url}{path}", json=body, timeout=timeout, headers=AUTH)
     assert response.status_code == 200, f"POST {path}: {response.status_code} {response.text[:2000]}"
     return response.json()
 
@@ -102,7 +106,7 @@ def test_server_lists_an_assistant_for_every_method(studio: str) -> None:
 def test_context_schema_is_what_studio_offers_for_editing(studio: str) -> None:
     """Per-run parameters reach Studio's form only through the graph's context_schema."""
     assistant = _assistant_id(studio, "naive")
-    response = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0)
+    response = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0, headers=AUTH)
     assert response.status_code == 200, response.text
     schemas = response.json()
     properties = schemas["context_schema"]["properties"]
@@ -110,7 +114,7 @@ def test_context_schema_is_what_studio_offers_for_editing(studio: str) -> None:
     assert properties["top_k"]["type"] == "integer"
     assert set(properties["retrieval_mode"]["enum"]) == {"dense", "bm25", "hybrid"}
 
-    drawn = httpx.get(f"{studio}/assistants/{assistant}/graph", timeout=30.0).json()
+    drawn = httpx.get(f"{studio}/assistants/{assistant}/graph", timeout=30.0, headers=AUTH).json()
     assert {"retrieve", "generate"} <= {node["id"] for node in drawn["nodes"]}
 
 
@@ -118,7 +122,7 @@ def test_context_schema_is_what_studio_offers_for_editing(studio: str) -> None:
 def test_studio_shows_what_every_context_field_means(studio: str, graph_id: str) -> None:
     """The server's schema (what Studio's context form renders) carries each field's description."""
     assistant = _assistant_id(studio, graph_id)
-    response = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0)
+    response = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0, headers=AUTH)
     assert response.status_code == 200, response.text
     properties = response.json()["context_schema"]["properties"]
     assert {"index", "top_k"} <= set(properties)
@@ -133,7 +137,7 @@ def test_input_and_output_schemas_serialise_for_studio(studio: str) -> None:
     typing_extensions.TypedDict), so this fails until the state types are declared that way.
     """
     assistant = _assistant_id(studio, "naive")
-    schemas = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0).json()
+    schemas = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=30.0, headers=AUTH).json()
     assert schemas["input_schema"] is not None, "input_schema is null: see the server log"
     assert set(schemas["input_schema"]["properties"]) == {"question"}
     assert schemas["output_schema"] is not None, "output_schema is null: see the server log"
@@ -167,7 +171,7 @@ def test_a_stateless_run_answers_from_the_sample_index(studio: str) -> None:
 
 def _events(url: str, path: str, body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     """(event, data) of each server-sent event a streaming endpoint answers with."""
-    with httpx.stream("POST", f"{url}{path}", json=body, timeout=RUN_SECONDS) as response:
+    with httpx.stream("POST", f"{url}{path}", json=body, timeout=RUN_SECONDS, headers=AUTH) as response:
         assert response.status_code == 200, response.read()[:2000]
         event = ""
         for line in response.iter_lines():
@@ -206,3 +210,52 @@ def test_a_streamed_run_sends_the_generators_tokens_as_they_come(studio: str) ->
     last_token = max(position for position, (event, _) in enumerate(events) if event == "messages")
     assert last_token < generated  # the tokens came as they were generated, before the node's update
     assert "cybertruck" in update["generate"]["answer"].lower()
+
+
+def test_the_server_answers_only_its_user(studio: str) -> None:
+    """What a web page open in the user's browser could do before (issue 40 item 3): run any graph without a
+    token, from its own origin, or through DNS rebinding (its own host name re-pointed at 127.0.0.1, so the
+    request names the page's host). Each is refused; Studio's own request is answered, and CORS lets only
+    Studio's origin read answers."""
+    search = f"{studio}/assistants/search"
+    body = {"limit": 1}
+    assert httpx.post(search, json=body, timeout=30.0).status_code == 401
+    wrong = {"Authorization": "Bearer guessed"}
+    assert httpx.post(search, json=body, timeout=30.0, headers=wrong).status_code == 401
+    foreign = {**AUTH, "Origin": "https://attacker.example"}
+    assert httpx.post(search, json=body, timeout=30.0, headers=foreign).status_code == 403
+    rebound = {**AUTH, "Host": "attacker.example:2024"}
+    assert httpx.post(search, json=body, timeout=30.0, headers=rebound).status_code == 403
+    studio_page = {**AUTH, "Origin": "https://smith.langchain.com"}
+    answered = httpx.post(search, json=body, timeout=30.0, headers=studio_page)
+    assert answered.status_code == 200
+    assert answered.headers["access-control-allow-origin"] == "https://smith.langchain.com"
+    preflight = {"Origin": "https://attacker.example", "Access-Control-Request-Method": "POST"}
+    asked = httpx.options(f"{studio}/runs/wait", headers=preflight, timeout=30.0)
+    assert "access-control-allow-origin" not in asked.headers
+
+
+def _run_error(studio: str, question: str, context: dict[str, Any]) -> str:
+    """The message of a run the server refused or that failed before its LLM ran."""
+    out = _post(
+        studio, "/runs/wait", {"assistant_id": "naive", "input": {"question": question}, "context": context}
+    )
+    assert "__error__" in out, out
+    return str(out["__error__"])
+
+
+def test_a_caller_learns_no_index_names_and_runs_no_unbounded_or_chosen_work(studio: str) -> None:
+    """An unknown index says so without naming the others; counts have upper bounds Studio's form shows;
+    no run parameter names a file to load (TreeHop's checkpoint is a setting); a question has a size."""
+    missing = _run_error(studio, QUESTION, {"index": "nope"})
+    assert "No index named 'nope'" in missing and "sample" not in missing
+    assert "at most 100" in _run_error(studio, QUESTION, {"index": "sample", "top_k": 1_000_000})
+    assert "more than the 4,000" in _run_error(studio, "why? " * 1000, {"index": "sample"})
+    naive = httpx.get(
+        f"{studio}/assistants/{_assistant_id(studio, 'naive')}/schemas", timeout=30.0, headers=AUTH
+    )
+    assert naive.json()["context_schema"]["properties"]["top_k"]["maximum"] == 100
+    treehop = httpx.get(
+        f"{studio}/assistants/{_assistant_id(studio, 'treehop')}/schemas", timeout=30.0, headers=AUTH
+    )
+    assert "checkpoint" not in treehop.json()["context_schema"]["properties"]

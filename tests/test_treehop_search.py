@@ -4,7 +4,7 @@ and a scripted chat model stands in for the generator (it tests the wiring, neve
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import SimpleNamespace
 from typing import Any
 
@@ -157,15 +157,17 @@ def test_one_hop_is_dense_retrieval_of_the_question_and_needs_no_update() -> Non
     assert len(index.queries) == 1
 
 
-def test_the_learned_update_comes_from_the_runs_checkpoint() -> None:
+def test_the_learned_update_comes_from_the_configured_checkpoint_not_the_run() -> None:
+    """Which checkpoint is loaded is a setting: a run's context (a Studio caller's) names no file."""
     asked: list[str] = []
 
-    def models(checkpoint: str) -> TreeHopUpdate:
-        asked.append(checkpoint)
+    def models() -> TreeHopUpdate:
+        asked.append("configured")
         return TreeHopUpdate(ModelCard("delta", "fixed", DIMENSION))
 
-    out, _, _ = run(SCRIPT, models, update="learned", checkpoint="my.pt")
-    assert asked == ["my.pt", "my.pt"] and len(out["tree"]) == len(EXPECTED_TREE)
+    out, _, _ = run(SCRIPT, models, update="learned")
+    assert asked == ["configured", "configured"] and len(out["tree"]) == len(EXPECTED_TREE)
+    assert "checkpoint" not in {f.name for f in fields(TreeHopContext)}
 
 
 def test_layer_pruning_is_a_true_top_k_not_an_argsort_read_as_ranks() -> None:

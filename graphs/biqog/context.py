@@ -21,6 +21,7 @@ class BiqogContext(RetrievalContext):
         "k: chunks of all the traversal saw, best by the final rerank, read by the answer (seed 002 reports "
         "k = 5 and 20).",
         minimum=1,
+        maximum=100,
     )
     retrieval_mode: RetrievalMode = parameter(
         "dense",
@@ -32,6 +33,7 @@ class BiqogContext(RetrievalContext):
         "Questions nearest to the query that the traversal starts from: as many as the passages read, so "
         "each needed fact has a chance of a question of its own.",
         minimum=1,
+        maximum=100,
     )
     hops: int = parameter(
         2,
@@ -39,10 +41,12 @@ class BiqogContext(RetrievalContext):
         "adjacent to the kept ones (at least 1; 2 reaches the chunks that share a question with a chunk of "
         "the seeds': one link beyond what the seeds alone find).",
         minimum=1,
+        maximum=10,
     )
     width: int = parameter(
         5,
         "Chunks kept per hop by the reranker, whose questions the next hop starts from: a hop's frontier "
         "stays the size of what the answer reads, so the reranker's calls grow linearly with the hops.",
         minimum=1,
+        maximum=1000,
     )

@@ -19,12 +19,13 @@ class ChainRAGContext(DecompositionContext):
         3,
         "Seed sentences per sub-question (the paper's k); chunks per sub-question when use_graph is off.",
         minimum=1,
+        maximum=100,
     )
     candidates: int = parameter(
-        100, "Sentences kept by the embedding pre-filter before reranking.", minimum=1
+        100, "Sentences kept by the embedding pre-filter before reranking.", minimum=1, maximum=1000
     )
     word_limit: int = parameter(
-        3000, "Expansion stops once the gathered sentences reach this many words.", minimum=1
+        3000, "Expansion stops once the gathered sentences reach this many words.", minimum=1, maximum=20000
     )
     integration: IntegrationMode = parameter(
         "answers",

@@ -16,12 +16,13 @@ class QueryDecompositionContext(CountedDecompositionContext):
     """
 
     top_k: int = parameter(
-        5, "Passages retrieved for each sub-question (seed 004: top-5 per sub-query).", minimum=1
+        5, "Passages retrieved for each sub-question (seed 004: top-5 per sub-query).", minimum=1, maximum=100
     )
     max_sub_questions: int = parameter(
         3,
         "N, the number of sub-questions (seed 004 tests 3, 4 and 5); a longer list is cut to its first N.",
         minimum=1,
+        maximum=10,
     )
     count: CountMode = parameter(
         "exactly",

@@ -28,6 +28,7 @@ class IRCoTContext(RetrievalContext):
         "Paragraphs retrieved per step: for the question, then for each chain-of-thought sentence (the "
         "original searched 2-8 and defaults to 6; seed 004's best run used 10).",
         minimum=1,
+        maximum=100,
     )
     retrieval_mode: RetrievalMode = parameter(
         "bm25",
@@ -38,18 +39,21 @@ class IRCoTContext(RetrievalContext):
         8,
         "Cap on reasoning steps (chain-of-thought sentences, at least 1) before the reader answers.",
         minimum=1,
+        maximum=20,
     )
     paragraph_budget: int = parameter(
         15,
         "Most paragraphs kept: the first ones found, in the order found (each round's best first); "
         "once the budget is full, later rounds add none.",
         minimum=1,
+        maximum=100,
     )
     demonstrations: int = parameter(
         2,
         "Worked examples (paragraphs, question, whole chain of thought) shown to the reasoner, at most 4; "
         "0 = zero-shot.",
         minimum=0,
+        maximum=4,
     )
     reader: IRCoTReader = parameter(
         "direct",
@@ -58,8 +62,11 @@ class IRCoTContext(RetrievalContext):
         'answer" phrase, so use direct with unanswerable).',
     )
     paragraph_words: int = parameter(
-        350, "Words of each paragraph shown to the reasoner; the rest is cut.", minimum=1
+        350, "Words of each paragraph shown to the reasoner; the rest is cut.", minimum=1, maximum=5000
     )
     long_paragraph_words: int = parameter(
-        600, "A retrieved paragraph of more words than this is dropped, as the original does.", minimum=1
+        600,
+        "A retrieved paragraph of more words than this is dropped, as the original does.",
+        minimum=1,
+        maximum=10000,
     )

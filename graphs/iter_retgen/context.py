@@ -19,10 +19,12 @@ class IterRetGenContext(RetrievalContext):
         5,
         "Passages retrieved in each iteration (the question joined with the previous generation).",
         minimum=1,
+        maximum=100,
     )
     iterations: int = parameter(
         3,
         "T, the number of retrieve-then-generate iterations (at least 1; 1 is NaiveRAG). They end sooner "
         "only when an iteration's generation repeats the previous one, which fixes every later one.",
         minimum=1,
+        maximum=10,
     )

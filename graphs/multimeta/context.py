@@ -30,13 +30,16 @@ class MultiMetaContext(MetadataFilterContext):
         "nothing).",
     )
     candidates: int = parameter(
-        20, "K: candidates retrieved through the filter and reranked (seed 004: 20).", minimum=1
+        20, "K: candidates retrieved through the filter and reranked (seed 004: 20).", minimum=1, maximum=1000
     )
     top_k: int = parameter(
-        10, "Reranked passages kept as the run's evidence, which retrieval metrics score.", minimum=1
+        10,
+        "Reranked passages kept as the run's evidence, which retrieval metrics score.",
+        minimum=1,
+        maximum=100,
     )
     answer_k: int = parameter(
-        6, "K': the best reranked passages the answer is read from (seed 004: 6).", minimum=1
+        6, "K': the best reranked passages the answer is read from (seed 004: 6).", minimum=1, maximum=100
     )
 
     @property

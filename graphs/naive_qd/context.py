@@ -22,6 +22,7 @@ class NaiveQDContext(CountedDecompositionContext):
         4,
         "N: the most sub-questions kept (exactly N or at most N with `count` exactly / up_to).",
         minimum=1,
+        maximum=10,
     )
     count: CountMode = parameter(
         "as_needed",
@@ -43,4 +44,5 @@ class NaiveQDContext(CountedDecompositionContext):
         "Words of reranked passages read when the final answer comes from the passages (contexts, or the "
         "sub-answers gave none): about the five chunks NaiveRAG reads.",
         minimum=1,
+        maximum=20000,
     )

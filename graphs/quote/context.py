@@ -17,7 +17,10 @@ class QuoteContext(RetrievalContext):
     `questions` extra), over-retrieving k x M question entries to find k distinct chunks."""
 
     top_k: int = parameter(
-        5, "k: distinct passages found through their questions and read by the answer.", minimum=1
+        5,
+        "k: distinct passages found through their questions and read by the answer.",
+        minimum=1,
+        maximum=100,
     )
     retrieval_mode: RetrievalMode = parameter(
         "dense",
@@ -30,4 +33,5 @@ class QuoteContext(RetrievalContext):
         "index default), so a chunk whose every question outranks the next chunk's still leaves room for "
         "k distinct chunks; when fewer turn up, the search is widened until k are found.",
         minimum=1,
+        maximum=100,
     )

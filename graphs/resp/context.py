@@ -24,6 +24,7 @@ class ReSPContext(RetrievalContext):
         "Passages retrieved each round: for the question on the first, then for the sub-question the "
         "reasoner planned (the paper's top-5).",
         minimum=1,
+        maximum=100,
     )
     retrieval_mode: RetrievalMode = parameter(
         "dense",
@@ -35,12 +36,14 @@ class ReSPContext(RetrievalContext):
         "Most retrieval rounds (the paper's 3, at least 1); after the last one the generator answers from "
         "the memories without asking the reasoner.",
         minimum=1,
+        maximum=20,
     )
     step_tokens: int = parameter(
         200,
         "Output-token cap of the summarizer's and the planner's calls (the paper's 200); the judge's "
         "verdict is its first word, so it gets a few tokens.",
         minimum=1,
+        maximum=1024,
     )
     local_pathway_reads: LocalPathwayReads = parameter(
         "documents",

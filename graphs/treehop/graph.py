@@ -36,9 +36,10 @@ def after_hop(state: TreeHopState, runtime: Runtime[TreeHopContext]) -> Literal[
 class TreeHopServices(GraphServices, Protocol):
     """The shared services and TreeHop's trained query update, which the front door loads."""
 
-    def treehop_model(self, checkpoint: str) -> TreeHopUpdate:
-        """TreeHop's trained query update from `checkpoint` ("" = the configured default), loaded once and
-        checked against the embedder."""
+    def treehop_model(self) -> TreeHopUpdate:
+        """TreeHop's trained query update from the configured checkpoint (a setting, never a run's
+        parameter: a run's caller, such as a Studio page, chooses no file to load), loaded once and checked
+        against the embedder."""
         ...
 
 

@@ -40,8 +40,8 @@ LAST_HOP = "last_hop"
 REDUNDANT = "redundant"
 LAYER_TOP_K = "layer_top_k"
 
-ModelProvider = Callable[[str], TreeHopUpdate]
-"""The trained update for a checkpoint path ("" = the configured default), loaded once per process."""
+ModelProvider = Callable[[], TreeHopUpdate]
+"""The trained update of the configured checkpoint, loaded once per process."""
 
 
 def top_k_positions(scores: Sequence[float], k: int) -> list[int]:
@@ -111,7 +111,7 @@ class Hop:
     the kept chunks, which join `evidence` at this hop; each kept chunk's updated query joins the new
     frontier unless this was the last hop.
 
-    `models` gives the trained update for the run's `checkpoint`; the `delta` ablation needs none.
+    `models` gives the trained update of the configured checkpoint; the `delta` ablation needs none.
     """
 
     def __init__(self, indexes: IndexProvider, embedder: Embedder, models: ModelProvider) -> None:
@@ -122,7 +122,7 @@ class Hop:
     def update_rule(self, ctx: TreeHopContext) -> TreeHopUpdate:
         if ctx.update == "delta":
             return TreeHopUpdate(ModelCard("delta", self.embedder.name, self.embedder.dimension))
-        return self.models(ctx.checkpoint)
+        return self.models()
 
     def __call__(self, state: TreeHopState, runtime: Runtime[TreeHopContext]) -> dict:
         ctx = context_of(runtime.context, TreeHopContext)
