@@ -124,7 +124,11 @@ def test_a_question_killed_between_two_llm_calls_resumes_without_repeating_one(
 
     # what the checkpoints hold: every step up to the summarizer's, the reasoner's not finished
     saved = subprocess.run(
-        [sys.executable, "-m", "hopgraph", "history", "killed-1"], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "hopgraph", "history", "killed-1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert saved.returncode == 0, saved.stderr
     assert "summarize" in saved.stdout and "LLM summarizer: 1 call" in saved.stdout
@@ -139,7 +143,11 @@ def test_a_question_killed_between_two_llm_calls_resumes_without_repeating_one(
     assert [kind(request.prompt) for request in stub.requests] == ["global", "judge", "judge", "generate"]
 
     replayed = subprocess.run(
-        [sys.executable, "-m", "hopgraph", "history", "killed-1"], env=env, capture_output=True, text=True
+        [sys.executable, "-m", "hopgraph", "history", "killed-1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert replayed.returncode == 0, replayed.stderr
     nodes = re.findall(r"^(\w+) \d+\.\d\d s ─", replayed.stdout, re.MULTILINE)

@@ -178,10 +178,10 @@ def test_ask_on_a_terminal_shows_the_reply_as_it_is_generated(
         env,
     )
     # the generator's first two words are on the screen while the server still holds the third
-    shown = terminal.read_until("generate · generator: Zorblax Quenton", seconds=900)
+    shown = terminal.read_until("generate · generator: Zorblax Quenton", seconds=600)
     assert "Vimm" not in shown and "Answer:" not in shown
     release.set()
-    assert terminal.finish(seconds=600) == 0, terminal.text[-3000:]
+    assert terminal.finish(seconds=300) == 0, terminal.text[-3000:]
     assert "Answer: Zorblax Quenton Vimm" in terminal.text
 
 
