@@ -962,7 +962,8 @@ def _wanted_extras(
     asked: Mapping[str, Any], models: Mapping[str, Any]
 ) -> list[tuple[Extra[Any, Any, Any], Any]]:
     """The asked extras and those they depend on, in build order, each with its parameters; an unknown
-    name or a missing model is an error here, before any work."""
+    name, a missing model or one that cannot serve (an extra's key checks its models) is an error here,
+    before any work and before the name's writer lock creates its folder."""
     wanted = []
     for extra in in_build_order(asked):
         for model, needed in extra.models.items():
@@ -971,7 +972,9 @@ def _wanted_extras(
                     f"building the {extra.name} extra needs {needed}: pass models={{{model!r}: ...}} "
                     f"(hopgraph's Services.{model})"
                 )
-        wanted.append((extra, asked[extra.name] if extra.name in asked else extra.params_type()))
+        params = asked[extra.name] if extra.name in asked else extra.params_type()
+        extra.key(params, models)
+        wanted.append((extra, params))
     return wanted
 
 

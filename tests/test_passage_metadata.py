@@ -48,7 +48,8 @@ def test_the_reader_sees_every_passage_with_its_source_and_date(services: Any, s
     assert len(out["evidence"]) == 4
     for number, item in enumerate(out["evidence"], start=1):
         assert LINE.match(item["about"]), item["about"]
-        assert f"[{number}] {item['title']}\n{item['about']}\n{item['text'].strip()[:40]}" in prompt
+        fenced = f"[{number}] <passage>\n{item['title']}\n{item['about']}\n{item['text'].strip()[:40]}"
+        assert fenced in prompt
     assert services.indexes.open(sample_index).manifest.params.embed_metadata == SHOWN
 
 
