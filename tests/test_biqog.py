@@ -32,7 +32,6 @@ from stores.question_graph import (
     write_graph,
 )
 from stores.questions import QUESTIONS, QuestionParams, StoredQuestion
-from tests.embedders import minilm as new_minilm
 from tests.scripted import ScriptedChatModel, fail_from_call, run_over_store, scripted_gateway
 from tests.test_biqog_edges import build, scripted_models, scripted_reply
 from tests.test_question_retrieval import article, query
@@ -121,9 +120,9 @@ def test_biqog_is_a_method_with_the_question_graph_extra() -> None:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> IndexStore:
+def built(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> IndexStore:
     store = IndexStore(tmp_path_factory.mktemp("indexes"))
-    build(store, new_minilm(), scripted_models()[0], DOCS)
+    build(store, minilm, scripted_models()[0], DOCS)
     return store
 
 
@@ -169,14 +168,14 @@ def test_biqog_reader_reads_the_final_rerank_best_first_and_records_it(
 
 
 def test_biqog_on_an_index_without_the_graph_names_the_command_that_adds_it(
-    tmp_path: Path, services: Any
+    tmp_path: Path, services: Any, minilm: Any
 ) -> None:
     store = IndexStore(tmp_path / "indexes")
     writer = scripted_models()[0]["question_writer"]
     store.build(
         "tiny",
         DOCS,
-        new_minilm(),
+        minilm,
         SMALL,
         extras={QUESTIONS.name: QuestionParams(per_chunk=PER_CHUNK)},
         models={"question_writer": writer},
