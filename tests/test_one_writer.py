@@ -22,7 +22,6 @@ from typing import IO
 
 import pytest
 from embedders import MiniLM
-from embedders import minilm as new_minilm
 
 from evals.datasets import load_benchmark
 from evals.runner import latest_results, read_records, results_path
@@ -39,11 +38,6 @@ DOCS = 70  # more than one embedding batch (stores.index.EMBED_BATCH, 64): a bui
 NAME = "shared"
 WAITING = "waiting for it to finish"
 QUESTIONS = 3
-
-
-@pytest.fixture(scope="module")
-def minilm() -> MiniLM:
-    return new_minilm()
 
 
 @pytest.fixture
