@@ -12,12 +12,10 @@ model that does not keep to the format shows in the numbers instead of silently 
 
 from __future__ import annotations
 
-import hashlib
-
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
-from prompts.passages import DATA_RULE, chunk_passage
+from prompts.passages import DATA_RULE, chunk_passage, chunk_prompt_version
 
 SYSTEM = (
     "You read a passage and a question, and decide whether the passage itself contains the answer to the "
@@ -29,8 +27,7 @@ TEMPLATE = "{passage}\n\nQuestion: {question}\nDoes the passage answer it?"
 GUARD = EchoGuard(own_text=(SYSTEM,), allowed=frozenset({"yes", "no"}))
 
 # Which prompt judged an index's edges: part of the judge's identity, so a reworded prompt judges anew.
-_LAYOUT = f"{SYSTEM}\n{TEMPLATE}\n{chunk_passage('{title}', '{text}')}"
-VERSION = hashlib.sha256(_LAYOUT.encode()).hexdigest()[:12]
+VERSION = chunk_prompt_version(SYSTEM, TEMPLATE)
 
 YES, NO, MALFORMED = "yes", "no", "malformed"
 VERDICTS = (YES, NO, MALFORMED)

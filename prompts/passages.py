@@ -11,6 +11,7 @@ gathered, the varying question last).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 
@@ -40,6 +41,13 @@ def fenced(body: str) -> str:
 def chunk_passage(title: str, text: str) -> str:
     """One chunk as the index-time roles read it (the question writer, the edge judge): fenced, titled."""
     return fenced(f"Passage title: {title}\n{text}")
+
+
+def chunk_prompt_version(system: str, template: str) -> str:
+    """Which prompt an index-time role (question writer, edge judge) used: its system text, its template
+    and the chunk's fenced layout, hashed; part of the extra's identity, so a reworded prompt builds anew."""
+    layout = f"{system}\n{template}\n{chunk_passage('{title}', '{text}')}"
+    return hashlib.sha256(layout.encode()).hexdigest()[:12]
 
 
 def format_passages(evidence: Sequence[Evidence]) -> str:

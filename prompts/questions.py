@@ -11,7 +11,6 @@ them), so a prompt or model change that makes the output worse shows in the numb
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
-from prompts.passages import DATA_RULE, chunk_passage
+from prompts.passages import DATA_RULE, chunk_passage, chunk_prompt_version
 
 SYSTEM = (
     "You read a passage and write questions that the passage itself answers. Each question must make sense "
@@ -34,8 +33,7 @@ TEMPLATE = "{passage}\n\nWrite {count} questions this passage answers."
 GUARD = EchoGuard(own_text=(SYSTEM,))
 
 # Which prompt wrote an index's questions: part of the writer's identity, so a reworded prompt builds anew.
-_LAYOUT = f"{SYSTEM}\n{TEMPLATE}\n{chunk_passage('{title}', '{text}')}"
-VERSION = hashlib.sha256(_LAYOUT.encode()).hexdigest()[:12]
+VERSION = chunk_prompt_version(SYSTEM, TEMPLATE)
 
 # The parser's counts, in the order they are reported. `kept` and the drops (from `not_a_question` on) add
 # up to the lines read; `renumbered` and `question_mark_added` say how many kept questions were repaired.
