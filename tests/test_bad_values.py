@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -145,12 +146,20 @@ def reader(
 
 
 def hopgraph(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `hopgraph ARGS` run through the command's own entry point."""
+    """(exit code, stdout, stderr) of `hopgraph ARGS` run through the command's own entry point.
+
+    The environment is put back afterwards: `--config` sets HOPGRAPH_CONFIG for the process it runs in, which
+    here is the test session's, and a later test's Settings would read that file."""
     capsys.readouterr()
+    environment = dict(os.environ)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sys, "argv", ["hopgraph", *args])
-        with pytest.raises(SystemExit) as exited:
-            main()
+        try:
+            with pytest.raises(SystemExit) as exited:
+                main()
+        finally:
+            os.environ.clear()
+            os.environ.update(environment)
     out, err = capsys.readouterr()
     return int(exited.value.code or 0), out, err
 
