@@ -4,6 +4,7 @@ checkpoint are written as the JSON says; then the command itself on a small subs
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evals.datasets import QAExample
+from evals.datasets import DATASETS, QAExample
 from evals.gold import GoldEvidence
 from graphs.treehop.model import load_checkpoint
 from graphs.treehop.training import HopPath, Recipe, TrainingData, TrainingRecord, train
-from hopgraph.treehop_data import gold_chunk_rows, hop_order, is_held_out
+from hopgraph.treehop_data import TRAINING_FILES, gold_chunk_rows, hop_order, is_held_out
 from stores.chunking import Chunk
 from tests.conftest import SHARED_DATA
 
@@ -50,7 +51,7 @@ def synthetic_data(paths: int = 60) -> TrainingData:
     return TrainingData(made, {"synthetic": pool}, {"synthetic": {"paths": paths}})
 
 
-def train_command(out: Path) -> list[str]:
+def train_command(out: Path, data: Path = SHARED_DATA) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -58,10 +59,24 @@ def train_command(out: Path) -> list[str]:
         "train",
         "treehop",
         "--data",
-        str(SHARED_DATA),
+        str(data),
         "--out",
         str(out),
     ]
+
+
+MUSIQUE = SHARED_DATA / "musique"
+SUBSET_LINES = 50  # of musique_dev_200.jsonl: 100 paragraphs to index instead of 400
+
+
+def musique_subset(folder: Path) -> Path:
+    """A --data folder whose musique training file is the first SUBSET_LINES of the dev data's (three of them
+    among the 50 questions the harness evaluates), beside a copy of the file those 50 are read from."""
+    (folder / "musique").mkdir(parents=True)
+    lines = (MUSIQUE / TRAINING_FILES["musique"]).read_text(encoding="utf-8").splitlines(keepends=True)
+    (folder / "musique" / TRAINING_FILES["musique"]).write_text("".join(lines[:SUBSET_LINES]), "utf-8")
+    shutil.copyfile(MUSIQUE / DATASETS["musique"], folder / "musique" / DATASETS["musique"])
+    return folder
 
 
 def empty_record() -> TrainingRecord:
@@ -89,15 +104,20 @@ def test_the_command_trains_on_a_small_subset_of_the_dev_data(
     tmp_path: Path, cli_env: dict[str, str]
 ) -> None:
     out = tmp_path / "subset.pt"
-    options = ["--dataset", "musique", "--limit", "60", "--epochs", "4", "--learning-rate", "1e-3"]
-    command = [*train_command(out), *options]
+    data = musique_subset(tmp_path / "data")
+    options = ["--dataset", "musique", "--limit", "40", "--epochs", "4", "--learning-rate", "1e-3"]
+    command = [*train_command(out, data), *options]
     done = subprocess.run(command, env=cli_env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
 
     record = json.loads(out.with_suffix(".json").read_text())
-    # the 10 of these 200 questions that are among the 50 the harness evaluates are never trained on
-    assert record["counts"]["musique"]["evaluated"] == 10
-    assert record["train_paths"] + record["held_out_paths"] == 60
+    # the questions of the subset that are among the 50 the harness evaluates are never trained on
+    trained_from = data / "musique" / TRAINING_FILES["musique"]
+    subset = {json.loads(line)["question"] for line in trained_from.read_text(encoding="utf-8").splitlines()}
+    first_50 = (MUSIQUE / DATASETS["musique"]).read_text(encoding="utf-8").splitlines()[:50]
+    evaluated = {json.loads(line)["question"] for line in first_50}
+    assert record["counts"]["musique"]["evaluated"] == len(subset & evaluated) == 3
+    assert record["train_paths"] + record["held_out_paths"] == 40 and record["held_out_paths"] > 0
     losses = [epoch["train_loss"] for epoch in record["epochs"]]
     assert losses[-1] < losses[0], losses
     assert "held-out Recall@5" in done.stderr + done.stdout
