@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import question_retrieval
 from benchmarks.question_retrieval import COLUMNS, NAIVE, main, make_subset, print_paired, scores
 from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan
@@ -164,9 +165,11 @@ def test_the_command_prints_the_cost_builds_and_scores_every_row(
 
 @pytest.mark.usefixtures("scripted_judge_cli")
 def test_a_trial_build_prints_the_cost_per_chunk_and_the_full_build_reuses_it(
-    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a one-query subset (an index of its own in the session's store)."""
+    """On a one-query subset (an index of its own in the session's store). The peers' rows are left out:
+    what is tested is the trial and the reuse, and the other two command tests run the peer scripts."""
+    monkeypatch.setattr(question_retrieval, "peer_rows", lambda *_: {})
     out = tmp_path / "subset"
     main(["--source", str(source), "--out", str(out), "--queries", "1", "--max-chunks", "1"])
     trial = capsys.readouterr().out
