@@ -25,6 +25,7 @@ from hopgraph.providers import Services
 from nodes.edge_judge import LLMEdgeJudge
 from stores.protocols import Embedder
 from tests.scripted import ScriptedChatModel, scripted_gateway, scripted_writer
+from tests.session_settings import SESSION_SETTINGS, session_env
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -45,8 +46,8 @@ def session_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def settings(session_data_dir: Path, gguf_path: Path) -> Settings:
-    """Embedded defaults (local LLM, MiniLM) over a session data directory."""
-    return Settings(data_dir=session_data_dir, model_dir=MODEL_DIR, local_n_ctx=4096)
+    """Embedded defaults (local LLM, MiniLM) over a session data directory, with SESSION_SETTINGS."""
+    return Settings(data_dir=session_data_dir, model_dir=MODEL_DIR, **SESSION_SETTINGS)
 
 
 @pytest.fixture(scope="session")
@@ -89,6 +90,7 @@ def cli_env(settings: Settings) -> Iterator[dict[str, str]]:
         HOPGRAPH_MODEL_DIR=str(MODEL_DIR),
         HOPGRAPH_CONFIG="",  # empty: no hopgraph.toml of the working directory is read
         COLUMNS="200",
+        **session_env(),
     )
     yield env
 
@@ -99,9 +101,9 @@ def scripted_cli(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Scripte
     for key, value in {
         "HOPGRAPH_DATA_DIR": str(settings.data_dir),
         "HOPGRAPH_MODEL_DIR": str(settings.model_dir),
-        "HOPGRAPH_LOCAL_N_CTX": str(settings.local_n_ctx),
         "HOPGRAPH_CONFIG": "",
         "COLUMNS": "200",
+        **session_env(),
     }.items():
         monkeypatch.setenv(key, value)
     assert Settings() == settings

@@ -99,7 +99,7 @@ BAD = {
     "HOPGRAPH_CHUNK_OVERLAP=256": Bad(
         INDEX,
         ["HOPGRAPH_CHUNK_OVERLAP='256'", "less than chunk_size (256)"],
-        {"HOPGRAPH_CHUNK_OVERLAP": "256"},
+        {"HOPGRAPH_CHUNK_SIZE": "256", "HOPGRAPH_CHUNK_OVERLAP": "256"},
     ),
     "HOPGRAPH_EMBED_METADATA not JSON": Bad(
         INDEX, ["embed_metadata", "as JSON"], {"HOPGRAPH_EMBED_METADATA": "source"}

@@ -109,7 +109,8 @@ def test_an_unanswered_sub_question_is_not_offered_as_an_earlier_answer(
 def test_a_refused_integration_is_answered_from_the_reranked_chunks_within_the_word_limit(
     services: Any, sample_index: str
 ) -> None:
-    _, final, model = run(services, sample_index, script(final="Insufficient information."), top_k=4)
+    _, final, model = run(services, sample_index, script(final="Insufficient information."), top_k=8)
+    assert sum(len(item["text"].split()) for item in final["evidence"]) > 1000  # more than the limit to cut
     # AnsInt refused, then the reader over the chunks refused, then it was asked for its best span
     assert final["fallbacks"] == ["integrate: the sub-answers gave no answer; answered from the contexts"]
     passages_prompt = model.prompts[-2]

@@ -37,7 +37,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from graphs.registry import METHODS
-from hopgraph import Settings, index_corpus
+from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS, SAMPLE_QUESTION
 from hopgraph.local_model import _ROLE
 from hopgraph.providers import Services
@@ -198,10 +198,21 @@ def gguf_tokens(gguf_path: Path) -> GGUFTokens:
 
 
 @pytest.fixture(scope="module")
-def indexes(settings: Settings, sample_index: str) -> dict[str, str]:
-    """Method -> the index it runs on: the sample corpus with the extras the method reads (default chunking,
-    as the session's settings keep it), named as the other tests of these methods name them."""
-    assert (settings.chunk_size, settings.chunk_overlap) == (256, 32)
+def default_services(tmp_path_factory: pytest.TempPathFactory, services: Services) -> Services:
+    """Services at the default settings (the session chunks finer: tests/session_settings.py) over a data
+    directory of this module's own, sharing the session's MiniLM and spaCy rather than loading them again."""
+    defaults = services_for(Settings(data_dir=tmp_path_factory.mktemp("defaults")))
+    assert (defaults.settings.chunk_size, defaults.settings.chunk_overlap) == (256, 32)
+    defaults._built.update(embedder=services.embedder, nlp=services.nlp)
+    return defaults
+
+
+@pytest.fixture(scope="module")
+def indexes(default_services: Services) -> dict[str, str]:
+    """Method -> the index it runs on: the sample corpus at the default chunking, with the extras the method
+    reads, named as the other tests of these methods name them."""
+    settings = default_services.settings
+    index_corpus(SAMPLE_CORPUS, "sample", settings)
     index_corpus(SAMPLE_CORPUS, "sample-chainrag", settings, method="chainrag")
     index_corpus(SAMPLE_CORPUS, "sample_meta", settings, method="multimeta")
     return {"chainrag": "sample-chainrag", "multimeta": "sample_meta"}
@@ -271,14 +282,15 @@ LONGEST_PATH: dict[str, dict[str, Any]] = {
 
 @pytest.fixture(scope="module")
 def worst_runs(
-    services: Services, indexes: dict[str, str], gguf_tokens: GGUFTokens
+    default_services: Services, indexes: dict[str, str], gguf_tokens: GGUFTokens
 ) -> Callable[[str], tuple[list[str], dict[str, Any], list[Call]]]:
     """Each method's worst-case run, made once for both of its tests."""
     runs: dict[str, tuple[list[str], dict[str, Any], list[Call]]] = {}
 
     def run(method: str) -> tuple[list[str], dict[str, Any], list[Call]]:
         if method not in runs:
-            runs[method] = run_worst_case(method, services, indexes.get(method, "sample"), gguf_tokens)
+            index = indexes.get(method, "sample")
+            runs[method] = run_worst_case(method, default_services, index, gguf_tokens)
         return runs[method]
 
     return run
@@ -319,12 +331,12 @@ def test_the_methods_checked_here_are_every_registered_method_but_the_two_read_l
 
 
 def test_the_index_time_prompts_fit_the_default_context_on_the_longest_chunk(
-    services: Services, sample_index: str, gguf_tokens: GGUFTokens
+    default_services: Services, indexes: dict[str, str], gguf_tokens: GGUFTokens
 ) -> None:
     """QuOTE's question writer and BiQOG's edge judge (both through the real nodes), asked about the chunk
     of the sample index with the most tokens, the judge with the longest question the writer wrote."""
     llm, model = worst_case_gateway(gguf_tokens)
-    chunks = services.indexes.open(sample_index).all_chunks()
+    chunks = default_services.indexes.open("sample").all_chunks()
     longest = max(chunks, key=lambda chunk: len(gguf_tokens.tokens(f"{chunk.title}\n{chunk.text}")))
     per_chunk = QuestionParams().per_chunk
     written, _ = LLMQuestionWriter(llm, 1).write(longest.title, longest.text, per_chunk)
