@@ -110,6 +110,17 @@ class _RefusingSerializer(JsonPlusSerializer):
     so a row naming another type was not written by hopgraph, and reading on would show or resume a run
     someone else wrote: the row is refused in one line instead."""
 
+    def _reviver(self, value: dict[str, Any]) -> Any:
+        """A JSON row's objects: hopgraph writes msgpack rows of plain values, so a LangChain envelope (`lc`,
+        a constructor or secret) in a JSON row was not written by hopgraph and is refused as the msgpack
+        types above are, instead of reaching LangChain's loader."""
+        if "lc" in value and "type" in value:
+            refused = getattr(_blocked, "types", None)
+            if refused is not None:
+                refused.append(".".join(str(part) for part in value.get("id") or ("lc", value["type"])))
+            return value
+        return super()._reviver(value)
+
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         _blocked.types = []
         try:

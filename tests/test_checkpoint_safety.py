@@ -5,6 +5,7 @@ refuse a row naming any other in one line."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -64,3 +65,48 @@ def test_a_planted_checkpoint_row_runs_nothing_and_history_refuses_it(
         "error: A saved checkpoint names os.system, a type hopgraph never writes: it was planted or written "
         "by other software, and is not read. Use another thread id, or another checkpointer."
     ]
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        # LangChain's own loader would build this one: an allowed namespace
+        {"lc": 1, "type": "constructor", "id": ["langchain_core", "messages", "HumanMessage"], "kwargs": {}},
+        {"lc": 2, "type": "constructor", "id": ["os", "system"], "args": ["touch ran"]},
+        {"lc": 1, "type": "secret", "id": ["OPENAI_API_KEY"]},
+    ],
+    ids=["langchain", "os.system", "secret"],
+)
+def test_a_json_row_with_a_langchain_envelope_is_refused(tmp_path: Path, envelope: dict) -> None:
+    """hopgraph writes msgpack rows; a JSON row is read through LangChain's reviver, which builds the objects
+    its envelopes name: any envelope there was not written by hopgraph and is refused by its name."""
+    saver = checkpointer_for(Settings(data_dir=tmp_path / "data"))
+    config = {"configurable": {"thread_id": THREAD, "checkpoint_ns": ""}}
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"question": "Where was Marie Curie born?"}
+    saver.put(config, checkpoint, {"source": "input", "step": -1}, {})
+    checkpoint["channel_values"] = {"question": envelope}
+    with sqlite3.connect(tmp_path / "data" / "checkpoints.sqlite") as db:
+        db.execute(
+            "UPDATE checkpoints SET type = 'json', checkpoint = ? WHERE thread_id = ?",
+            (json.dumps(checkpoint).encode(), THREAD),
+        )
+    name = ".".join(envelope["id"])
+    with pytest.raises(UnsafeCheckpointError, match=rf"names {name}, a type hopgraph never writes"):
+        saver.get_tuple(config)
+
+
+def test_a_json_row_of_plain_values_is_read(tmp_path: Path) -> None:
+    """The refusal is of envelopes only: a JSON row holding plain values (as older savers wrote) reads."""
+    saver = checkpointer_for(Settings(data_dir=tmp_path / "data"))
+    config = {"configurable": {"thread_id": THREAD, "checkpoint_ns": ""}}
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"question": "Where was Marie Curie born?", "hops": [1, 2]}
+    saver.put(config, checkpoint, {"source": "input", "step": -1}, {})
+    with sqlite3.connect(tmp_path / "data" / "checkpoints.sqlite") as db:
+        db.execute(
+            "UPDATE checkpoints SET type = 'json', checkpoint = ? WHERE thread_id = ?",
+            (json.dumps(checkpoint).encode(), THREAD),
+        )
+    read = saver.get_tuple(config)
+    assert read is not None and read.checkpoint["channel_values"]["hops"] == [1, 2]
