@@ -8,6 +8,7 @@ out = graph.invoke({"question": "..."}, {"configurable": {"thread_id": "q1"}}, c
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import statistics
 import threading
@@ -37,16 +38,31 @@ from stores.question_graph import QUESTION_GRAPH, QuestionGraphParams, read_judg
 from stores.questions import JOURNAL, QUESTIONS, QuestionParams, read_journal, written_records
 from stores.redaction import redact
 
+_log = logging.getLogger("hopgraph")
 _services: dict[str, Services] = {}
+_open_dirs_named: set[Path] = set()  # data directories others can read, already named in this process
 _savers: dict[str, BaseCheckpointSaver] = {}
 _lock = threading.Lock()
 
 
 def private_data_dir(settings: Settings) -> Path:
     """The data directory, created readable by its owner only (0700) if it is missing: it holds indexes of
-    private corpora, every run's checkpoints and the response cache."""
-    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return settings.data_dir
+    private corpora, every run's checkpoints and the response cache. One that exists and others can read
+    (made by an older hopgraph, or by hand) is left as it is, since its owner may share it on purpose, and
+    named once per process with the command that makes it private."""
+    data_dir = settings.data_dir
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = data_dir.stat().st_mode & 0o777
+    if mode & 0o077 and data_dir not in _open_dirs_named:
+        _open_dirs_named.add(data_dir)
+        _log.warning(
+            "hopgraph's data directory %s can be read by other users (mode %s): it holds your indexes, "
+            "checkpoints and cached replies. Run `chmod 700 %s` unless you share it on purpose.",
+            data_dir,
+            oct(mode),
+            data_dir,
+        )
+    return data_dir
 
 
 def services_for(settings: Settings) -> Services:

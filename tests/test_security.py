@@ -9,6 +9,7 @@ model's digest in test_local_model.py, the Chroma server's token in test_chroma_
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -134,6 +135,25 @@ def test_the_data_directory_is_created_readable_by_its_owner_only(tmp_path: Path
         data_dir = tmp_path / name / "hopgraph"
         opened(Settings(data_dir=data_dir))
         assert os.stat(data_dir).st_mode & 0o777 == 0o700
+
+
+def test_a_data_directory_others_can_read_is_named_once_with_the_command_that_closes_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An existing directory keeps its mode (its owner may share it on purpose) but is named, once."""
+    data_dir = tmp_path / "shared-data"
+    data_dir.mkdir(mode=0o755)
+    os.chmod(data_dir, 0o755)
+    with caplog.at_level(logging.WARNING, logger="hopgraph"):
+        services_for(Settings(data_dir=data_dir))
+        checkpointer_for(Settings(data_dir=data_dir))
+    [warning] = [
+        record.getMessage()
+        for record in caplog.records
+        if "can be read by other users" in record.getMessage()
+    ]
+    assert str(data_dir) in warning and "0o755" in warning and f"chmod 700 {data_dir}" in warning
+    assert os.stat(data_dir).st_mode & 0o777 == 0o755
 
 
 def test_an_unknown_index_is_named_with_the_others_only_on_the_command_line(
