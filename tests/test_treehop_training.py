@@ -16,6 +16,7 @@ from evals.datasets import DATASETS, QAExample
 from evals.gold import GoldEvidence
 from graphs.treehop.model import load_checkpoint
 from graphs.treehop.training import HopPath, Recipe, TrainingData, TrainingRecord, train
+from hopgraph.cli import main
 from hopgraph.treehop_data import TRAINING_FILES, gold_chunk_rows, hop_order, is_held_out
 from stores.chunking import Chunk
 from tests.conftest import SHARED_DATA
@@ -123,10 +124,17 @@ def test_the_command_trains_on_a_small_subset_of_the_dev_data(
     assert "held-out Recall@5" in done.stderr + done.stdout
 
 
-def test_an_unknown_dataset_is_refused_with_the_known_ones(cli_env: dict[str, str], tmp_path: Path) -> None:
-    command = [*train_command(tmp_path / "x.pt"), "--dataset", "squad"]
-    done = subprocess.run(command, env=cli_env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2 and "squad" in done.stderr and "multihop_rag" in done.stderr
+def test_an_unknown_dataset_is_refused_with_the_known_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the command's own entry point in this process: the refusal comes before any work."""
+    out = str(tmp_path / "x.pt")
+    args = ["train", "treehop", "--data", str(SHARED_DATA), "--out", out, "--dataset", "squad"]
+    monkeypatch.setattr(sys, "argv", ["hopgraph", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    stderr = capsys.readouterr().err
+    assert exited.value.code == 2 and "squad" in stderr and "multihop_rag" in stderr
 
 
 def example_with(evidence: list[GoldEvidence]) -> QAExample:
