@@ -43,6 +43,9 @@ class Evidence(TypedDict):
     about: NotRequired[str]
     """The passage's document metadata as one line (`about_line`): its source and date on MultiHop-RAG.
     Absent when the index shows none, so passages of corpora without metadata are as they always were."""
+    sentence: NotRequired[bool]
+    """True for a single sentence (ChainRAG's sentence graph): a reader is shown the sentences of one
+    document together under one heading (`prompts.passages.format_passages`). Absent for chunks."""
 
 
 def evidence_from(span: Span, score: float, hop: int, about: str = "") -> Evidence:

@@ -303,24 +303,12 @@ def test_the_worst_case_script_takes_each_methods_longest_path(method: str, wors
     assert {fact: FACTS[fact](steps, values, calls) for fact in expected} == expected
 
 
-# ChainRAG at its defaults reads up to 3,000 words of sentences, and each sentence is its own passage with its
-# title and metadata line: 3,000 words measured 12,754 tokens in the sub-question reader's prompt and 12,788
-# in the answer read from the contexts (the summariser's 11,678), against local_n_ctx 8,192. Known, and left
-# for a decision on the defaults or on how sentences are shown (issue 43); strict, so a fix turns this red
-# until the mark is removed.
-OVERFLOWS = {
-    "chainrag": pytest.mark.xfail(
-        strict=True,
-        reason="3,000 words of titled sentences are ~12,800 tokens > 8,192",
-        raises=AssertionError,
-    )
-}
-
-
-@pytest.mark.parametrize("method", [pytest.param(m, marks=OVERFLOWS.get(m, ())) for m in LONGEST_PATH])
+@pytest.mark.parametrize("method", list(LONGEST_PATH))
 def test_every_prompt_of_a_method_at_its_defaults_fits_the_default_context(
     method: str, worst_runs: Callable
 ) -> None:
+    """ChainRAG's 3,000 words of sentences needed 12,788 tokens when each sentence was its own titled
+    passage; shown a document at a time (prompts.passages.format_passages) its longest call needs 5,034."""
     _, _, calls = worst_runs(method)
     too_long = [call for call in calls if call.needs > N_CTX]
     assert too_long == [], f"{method}: prompts that overflow local_n_ctx = {N_CTX}: {too_long}"

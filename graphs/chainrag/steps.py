@@ -36,6 +36,9 @@ from nodes.llm import LLMGateway
 from nodes.protocols import IndexProvider, Reranker
 from nodes.subanswer import current_position
 from prompts import reader, rewrite, summarize
+from stores.documents import Span
+from stores.evidence import Evidence
+from stores.index import ChunkIndex
 from stores.protocols import Embedder
 from stores.sentence_graph.extra import SentenceGraphExtra
 
@@ -45,6 +48,14 @@ STOP_WORD_LIMIT, STOP_EXHAUSTED, STOP_NO_GRAPH = "word_limit", "exhausted", "no_
 def enabled_edges(ctx: ChainRAGContext) -> frozenset[str]:
     switches = {"EC": ctx.ec_edges, "SS": ctx.ss_edges, "SA": ctx.sa_edges}
     return frozenset(kind for kind, on in switches.items() if on)
+
+
+def sentence_evidence(index: ChunkIndex, sentence: Span, score: float, hop: int) -> Evidence:
+    """A sentence of the graph as evidence, marked as a sentence: readers show the sentences of one
+    document together (`prompts.passages.format_passages`)."""
+    item = index.evidence(sentence, score, hop)
+    item["sentence"] = True
+    return item
 
 
 class SeedSentences:
@@ -68,7 +79,8 @@ class SeedSentences:
         seeds = graph.spans([ids[i] for _, i in best])
         return {
             "gathered": [
-                index.evidence(seed, score, hop) for seed, (score, _) in zip(seeds, best, strict=True)
+                sentence_evidence(index, seed, score, hop)
+                for seed, (score, _) in zip(seeds, best, strict=True)
             ]
         }
 
@@ -96,7 +108,7 @@ class ExpandSentences:
         fits = int(np.searchsorted(totals, ctx.word_limit, side="right"))
         hop, kept = current_position(state), graph.spans(best_first[:fits])
         gathered += [
-            index.evidence(sentence, float(similarity[i]), hop)
+            sentence_evidence(index, sentence, float(similarity[i]), hop)
             for sentence, i in zip(kept, order[:fits], strict=True)
         ]
         stop = STOP_WORD_LIMIT if fits < len(best_first) else ""
