@@ -168,10 +168,10 @@ def test_report_command(results_only: Path) -> None:
 
 @pytest.mark.llm
 def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path) -> None:
-    """`hopgraph eval` on 3 HotpotQA questions with NaiveRAG: real index, LLM, checkpoints and files."""
+    """`hopgraph eval` on 2 HotpotQA questions with NaiveRAG: real index, LLM, checkpoints and files."""
     app = typer.Typer()
     register(app)
-    out = tmp_path / "hp3"
+    out = tmp_path / "hp2"
     env = {
         "HOPGRAPH_DATA_DIR": str(settings.data_dir),
         "HOPGRAPH_MODEL_DIR": str(settings.models_path),
@@ -179,7 +179,7 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
         **session_env(),
     }
     args = ["eval", "--dataset", "hotpotqa", "--data", str(SHARED_DATA / "hotpotqa"), "--methods", "naive"]
-    args += ["--limit", "3", "--out", str(out), "--k", "5"]
+    args += ["--limit", "2", "--out", str(out), "--k", "5"]
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 0, result.output
     assert "naive: EM" in result.output
@@ -190,7 +190,7 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
     assert run_line["context"]["naive"]["top_k"] == 5
     assert run_line["index"].startswith("eval-hotpotqa-")
     lines = [r for r in records if r["type"] == "result"]
-    assert len(lines) == 3 and all(r["error"] is None for r in lines)
+    assert len(lines) == 2 and all(r["error"] is None for r in lines)
     for r in lines:
         m = r["metrics"]
         assert 0 <= m["em"] <= m["f1"] <= 1 and 0 <= m["recall@2"] <= m["recall@5"] <= 1
@@ -198,7 +198,7 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
         # one call to read, and one more where the model shortened a sentence to its answer span
         assert r["llm"]["calls"] == 1 + (r["answer_shortening"] == "model")
         assert r["llm"]["prompt_tokens"] > 100 and r["seconds"] > 0
-    # every question's gold paragraphs are in the 30-paragraph index, so dense+BM25 finds some of them
+    # every question's gold paragraphs are in the 20-paragraph index, so dense+BM25 finds some of them
     assert sum(r["metrics"]["recall@5"] for r in lines) > 0
     for name in ("report.md", "hop_curves.png", "f1_vs_calls.png", "explorer.html"):
         assert (out / name).stat().st_size > 0
@@ -210,7 +210,7 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
 
     again = CliRunner().invoke(app, args, env=env)  # everything is done: nothing re-runs
     assert again.exit_code == 0, again.output
-    assert len([r for r in read_records(out / "results.jsonl") if r["type"] == "result"]) == 3
+    assert len([r for r in read_records(out / "results.jsonl") if r["type"] == "result"]) == 2
 
 
 def test_a_later_start_with_other_methods_keeps_every_method_in_the_report(
