@@ -41,9 +41,17 @@ def treehop_command(
     limit: Annotated[
         int | None, typer.Option(min=1, help="At most this many paths per dataset (a quick run)")
     ] = None,
+    shared_articles: Annotated[
+        bool,
+        typer.Option(
+            help="Also train on paths through the documents the evaluated questions use (the setting "
+            "before 2026-11-26: its gain on those questions is not a gain on an unseen corpus)"
+        ),
+    ] = False,
 ) -> None:
-    """Train TreeHop's query update for the configured embedder from the dev data (evaluated questions left
-    out), printing the held-out loss and Recall@5 per epoch; writes the checkpoint and its record."""
+    """Train TreeHop's query update for the configured embedder from the dev data (evaluated questions and
+    the documents they use left out), printing the held-out loss and Recall@5 per epoch; writes the
+    checkpoint and its record."""
     from graphs.treehop.training import Recipe
     from hopgraph.treehop_data import train_treehop
 
@@ -57,7 +65,15 @@ def treehop_command(
     recipe = Recipe(variant=variant_name, epochs=epochs, learning_rate=learning_rate, seed=seed)
     with stages_bar(err) as bar:
         record = train_treehop(
-            data, chosen, recipe, out, Settings(), limit, stage_reporter(bar), report=bar.console.print
+            data,
+            chosen,
+            recipe,
+            out,
+            Settings(),
+            limit,
+            stage_reporter(bar),
+            report=bar.console.print,
+            shared_articles=shared_articles,
         )
     best = record.epochs[record.best_epoch - 1]
     console.print(

@@ -18,6 +18,13 @@ reused), so the model learns on exactly the chunk vectors it will search.
   (`hopgraph eval --limit N` reads the first N) are excluded by question text, whichever file they appear
   in (MuSiQue's training file is the FlashRAG copy of 200 dev questions, 10 of which are among the 50 the
   harness evaluates).
+- Evaluated articles: by default no path touches a document that any evaluated question's evidence uses,
+  neither on the path nor among its negatives. MultiHop-RAG's questions share one corpus of 609 articles:
+  with only the questions excluded, 85 of the 86 inference queries the TreeHop benchmark measures had a
+  pair of gold articles that some training path also joined, so the gate could learn which chunk follows
+  which there and its gain did not show what a user's own, never-seen corpus gets. Article-disjoint, 81
+  of MultiHop-RAG's 817 paths remain (HotpotQA, 2Wiki and MuSiQue lose 0, 1 and 10). `shared_articles`
+  keeps the earlier, question-disjoint set, to measure what the overlap was worth.
 - Held-out split: a question is held out when the SHA-256 of "dataset:question" falls in the first tenth,
   so the split never depends on file order or on which datasets a run uses.
 """
@@ -61,10 +68,12 @@ def is_held_out(dataset: str, question: str) -> bool:
     return digest[0] * 10 < 256 * HELD_OUT_TENTHS
 
 
-def evaluated_questions(dataset: DatasetName, folder: Path) -> set[str]:
-    """The questions `hopgraph eval` evaluates by default for `dataset` (the first EVALUATED ones)."""
+def evaluated_questions(dataset: DatasetName, folder: Path) -> tuple[set[str], set[str]]:
+    """The questions `hopgraph eval` evaluates by default for `dataset` (the first EVALUATED ones), and the
+    documents their gold evidence uses."""
     benchmark = load_benchmark(dataset, folder / DATASETS[dataset], EVALUATED[dataset])
-    return {example.question for example in benchmark.examples}
+    articles = {gold.doc_id for example in benchmark.examples for gold in example.evidence}
+    return {example.question for example in benchmark.examples}, articles
 
 
 def gold_chunk_rows(example: QAExample, rows_of_doc: dict[str, list[tuple[int, Chunk]]]) -> list[int]:
@@ -97,15 +106,19 @@ def dataset_paths(
     rng: np.random.Generator,
     limit: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    shared_articles: bool = False,
 ) -> tuple[list[HopPath], np.ndarray, dict[str, int]]:
-    """The training paths of one dataset, its pool of chunk vectors, and how many questions each rule kept."""
+    """The training paths of one dataset, its pool of chunk vectors, and how many questions each rule kept;
+    with `shared_articles`, paths may use the evaluated questions' documents (module docstring)."""
     path = folder / TRAINING_FILES[dataset]
     if not path.is_file():
         raise TrainingDataError(
             f"{path}: no such file; point --data at the folder holding the {dataset} slice."
         )
     benchmark: Benchmark = load_benchmark(dataset, path)
-    evaluated = evaluated_questions(dataset, folder)
+    evaluated, evaluated_articles = evaluated_questions(dataset, folder)
+    if shared_articles:
+        evaluated_articles = set()
     name = index_name(benchmark)
     index_corpus(benchmark.corpus, name, settings, progress=progress)
     index = services_for(settings).indexes.open(name)
@@ -114,7 +127,13 @@ def dataset_paths(
     rows_of_doc: dict[str, list[tuple[int, Chunk]]] = {}
     for row, chunk in enumerate(chunks):
         rows_of_doc.setdefault(chunk.doc_id, []).append((row, chunk))
-    counts = {"questions": len(benchmark.examples), "evaluated": 0, "comparison_or_null": 0, "one_hop": 0}
+    counts = {
+        "questions": len(benchmark.examples),
+        "evaluated": 0,
+        "comparison_or_null": 0,
+        "one_hop": 0,
+        "uses_an_evaluated_article": 0,
+    }
     usable: list[tuple[QAExample, list[int]]] = []
     for example in benchmark.examples:
         rows = gold_chunk_rows(example, rows_of_doc)
@@ -124,17 +143,19 @@ def dataset_paths(
             counts["comparison_or_null"] += 1
         elif len(rows) < 2:
             counts["one_hop"] += 1
+        elif {gold.doc_id for gold in example.evidence} & evaluated_articles:
+            counts["uses_an_evaluated_article"] += 1
         else:
             usable.append((example, rows))
+    unseen = np.array([row for row, chunk in enumerate(chunks) if chunk.doc_id not in evaluated_articles])
     usable = usable[:limit]
     embedder = services_for(settings).embedder
     queries = embedder.embed([example.question for example, _ in usable]) if usable else np.zeros((0, 0))
     paths = []
     for (example, rows), query in zip(usable, queries, strict=True):
         ordered = hop_order(dataset, rows, query, pool)
-        nearest = [int(row) for row in np.argsort(-(pool @ query)) if row not in ordered][
-            :NEGATIVE_CANDIDATES
-        ]
+        nearest = [int(row) for row in unseen[np.argsort(-(pool[unseen] @ query))] if row not in ordered]
+        nearest = nearest[:NEGATIVE_CANDIDATES]
         negatives = [rng.choice(nearest, size=NEGATIVES, replace=False) for _ in ordered[1:]]
         paths.append(
             HopPath(
@@ -145,6 +166,7 @@ def dataset_paths(
                 negatives=np.stack([pool[rows] for rows in negatives]),
                 pool_rows=tuple(ordered),
                 held_out=is_held_out(dataset, example.question),
+                articles=tuple(chunks[row].doc_id for row in ordered),
             )
         )
     counts["paths"] = len(paths)
@@ -160,12 +182,15 @@ def training_data(
     seed: int,
     limit: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    shared_articles: bool = False,
 ) -> TrainingData:
     """Every dataset's paths (at most `limit` each), pools and counts; negatives drawn with `seed`."""
     rng = np.random.default_rng(seed)
     data = TrainingData([], {}, {})
     for dataset in datasets:
-        paths, pool, counts = dataset_paths(dataset, folder / dataset, settings, rng, limit, progress)
+        paths, pool, counts = dataset_paths(
+            dataset, folder / dataset, settings, rng, limit, progress, shared_articles
+        )
         data.paths.extend(paths)
         data.pools[dataset] = pool
         data.counts[dataset] = counts
@@ -186,10 +211,11 @@ def train_treehop(
     limit: int | None = None,
     progress: Progress | None = None,
     report: Callable[[str], None] = print,
+    shared_articles: bool = False,
 ) -> TrainingRecord:
     """The whole command: assemble the data (building the datasets' indexes if missing), then train."""
     torch.set_num_threads(1)  # the CPU is shared: minutes on one core, never all of them
-    data = training_data(data_folder, datasets, settings, recipe.seed, limit, progress)
+    data = training_data(data_folder, datasets, settings, recipe.seed, limit, progress, shared_articles)
     for dataset, counts in data.counts.items():
         report(f"{dataset}: " + ", ".join(f"{name} {value}" for name, value in counts.items()))
     record = TrainingRecord(
@@ -197,6 +223,7 @@ def train_treehop(
         data=str(data_folder),
         datasets=list(datasets),
         evaluated_questions_excluded={dataset: EVALUATED[dataset] for dataset in datasets},
+        evaluated_articles_excluded=not shared_articles,
         counts=data.counts,
         train_paths=len(data.split(held_out=False)),
         held_out_paths=len(data.split(held_out=True)),

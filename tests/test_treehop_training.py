@@ -12,12 +12,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evals.datasets import DATASETS, QAExample
+from evals.datasets import DATASETS, QAExample, load_benchmark
 from evals.gold import GoldEvidence
 from graphs.treehop.model import load_checkpoint
 from graphs.treehop.training import HopPath, Recipe, TrainingData, TrainingRecord, train
+from hopgraph import Settings, services_for
 from hopgraph.cli import main
-from hopgraph.treehop_data import TRAINING_FILES, gold_chunk_rows, hop_order, is_held_out
+from hopgraph.evaluate import index_name
+from hopgraph.treehop_data import TRAINING_FILES, dataset_paths, gold_chunk_rows, hop_order, is_held_out
 from stores.chunking import Chunk
 from tests.conftest import SHARED_DATA
 
@@ -167,3 +169,43 @@ def test_the_held_out_tenth_depends_on_dataset_and_question_only() -> None:
     held = [is_held_out("hotpotqa", f"question {i}") for i in range(2000)]
     assert 150 < sum(held) < 250
     assert held == [is_held_out("hotpotqa", f"question {i}") for i in range(2000)]
+
+
+def test_no_training_path_touches_a_document_an_evaluated_question_uses(
+    tmp_path: Path, settings: Settings
+) -> None:
+    """Issue 39 item 1: on or beside the path. The documents the 50 evaluated MuSiQue questions use are read
+    here from their file, not from the trainer. The training file is cut to the questions that use one of
+    them (questions of their own, not among the 50) and 20 that do not, so the rule has cases to exclude;
+    `shared_articles` (the earlier setting) keeps them."""
+    evaluated = load_benchmark("musique", MUSIQUE / DATASETS["musique"], 50)
+    used = {gold.doc_id for example in evaluated.examples for gold in example.evidence}
+    asked = {example.question for example in evaluated.examples}
+    lines = (MUSIQUE / TRAINING_FILES["musique"]).read_text(encoding="utf-8").splitlines(keepends=True)
+    every = load_benchmark("musique", MUSIQUE / TRAINING_FILES["musique"]).examples
+    assert len(every) == len(lines)
+    overlapping = [
+        line
+        for line, example in zip(lines, every, strict=True)
+        if example.question not in asked and {gold.doc_id for gold in example.evidence} & used
+    ]
+    others = [line for line, example in zip(lines, every, strict=True) if line not in overlapping][:20]
+    data = tmp_path / "data" / "musique"
+    data.mkdir(parents=True)
+    (data / TRAINING_FILES["musique"]).write_text("".join(overlapping + others), "utf-8")
+    shutil.copyfile(MUSIQUE / DATASETS["musique"], data / DATASETS["musique"])
+
+    paths, pool, counts = dataset_paths("musique", data, settings, np.random.default_rng(0))
+    assert paths and counts["uses_an_evaluated_article"] >= len(overlapping) > 0
+    assert not any(set(path.articles) & used for path in paths)
+    trained_on = load_benchmark("musique", data / TRAINING_FILES["musique"])
+    chunks = services_for(settings).indexes.open(index_name(trained_on)).all_chunks()
+    used_rows = pool[[row for row, chunk in enumerate(chunks) if chunk.doc_id in used]]
+    negatives = np.concatenate([path.negatives.reshape(-1, pool.shape[1]) for path in paths])
+    assert len(used_rows) and not (negatives[:, None, :] == used_rows[None, :, :]).all(axis=-1).any()
+
+    shared, _, shared_counts = dataset_paths(
+        "musique", data, settings, np.random.default_rng(0), shared_articles=True
+    )
+    assert shared_counts["uses_an_evaluated_article"] == 0
+    assert any(set(path.articles) & used for path in shared) and len(shared) > len(paths)

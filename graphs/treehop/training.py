@@ -52,6 +52,7 @@ class HopPath:
     negatives: np.ndarray  # (n - 1, NEGATIVES, d)
     pool_rows: tuple[int, ...]  # each gold chunk's row in the dataset's pool
     held_out: bool
+    articles: tuple[str, ...] = ()  # the gold documents on the path, in hop order
 
 
 @dataclass
@@ -103,6 +104,7 @@ class TrainingRecord:
     counts: dict[str, dict[str, int]]
     train_paths: int
     held_out_paths: int
+    evaluated_articles_excluded: bool = True
     delta_held_out_recall: float = 0.0
     recipe: dict[str, Any] = field(default_factory=dict)
     epochs: list[EpochResult] = field(default_factory=list)
