@@ -103,11 +103,18 @@ class MethodScore:
 ProgressFn = Callable[[int, int, Mapping[str, MethodScore]], None]
 
 
+CHECKPOINT = "checkpoint"
+"""The entry of a method's `prompts` that names the trained weights it loads (TreeHop's update), by a hash
+of their file, rather than a prompt role: answers of two checkpoints are two measurements, as two wordings
+are."""
+
+
 @dataclass(frozen=True)
 class MethodSettings:
     """What a method's answers depend on: the context it ran with (defaults included), the models, and
-    the prompts (role -> hash of its text, graphs.prompt_versions; None where a run did not record them:
-    runs before 2026-11-26, or a caller of `run` that passes none)."""
+    the prompts (role -> hash of its text, graphs.prompt_versions, and CHECKPOINT for a method with trained
+    weights; None where a run did not record them: runs before 2026-11-26, or a caller of `run` that
+    passes none)."""
 
     context: Mapping[str, Any]
     models: Mapping[str, Any]
@@ -284,7 +291,8 @@ def _mixed_settings_message(out_dir: Path, method: str, before: MethodSettings, 
         )
     context, models = _changes(before.context, now.context), _changes(before.models, now.models)
     prompts = [
-        (f"prompts.{role}", old, new) for role, old, new in _changes(before.prompts or {}, now.prompts or {})
+        (role if role == CHECKPOINT else f"prompts.{role}", old, new)
+        for role, old, new in _changes(before.prompts or {}, now.prompts or {})
     ]
     changed = ", ".join(
         f"{name}={_text(old)} (now {_text(new)})" for name, old, new in context + models + prompts

@@ -24,12 +24,12 @@ from langgraph.graph.state import CompiledStateGraph
 from evals.datasets import DATASET_OPTIONS, Benchmark, DatasetName, load_benchmark
 from evals.leaderboard import DEFAULT_BASELINE
 from evals.report import write_report
-from evals.runner import ProgressFn, recorded_run_name, run, writing
+from evals.runner import CHECKPOINT, ProgressFn, recorded_run_name, run, writing
 from graphs.prompt_versions import prompt_versions
 from graphs.registry import extras_for
 from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
-from hopgraph.providers import ConfigError
+from hopgraph.providers import SHIPPED_TREEHOP, ConfigError
 from hopgraph.settings import SECRET_FIELDS, RoleSettings, Settings
 from stores.index import BuildResult
 from stores.redaction import redact
@@ -86,6 +86,25 @@ def _redacted(value: Any) -> Any:
     if isinstance(value, list):
         return [_redacted(item) for item in value]
     return value
+
+
+#: Methods that load trained weights, and where a run's settings find them.
+CHECKPOINTS: dict[str, Callable[[Settings], Path]] = {
+    "treehop": lambda settings: settings.treehop_checkpoint or SHIPPED_TREEHOP
+}
+
+
+def method_versions(method: str, settings: Settings) -> dict[str, str]:
+    """What a method's answers depend on besides its context and the models, for its settings key: the
+    text of its prompts (role -> hash, graphs.prompt_versions) and, for a method loading trained weights,
+    their file (CHECKPOINT -> hash): a folder never holds answers of two checkpoints under one label."""
+    versions = dict(prompt_versions(method))
+    if method in CHECKPOINTS:
+        path = CHECKPOINTS[method](settings)
+        if not path.is_file():
+            raise ConfigError(f"{method}'s checkpoint {path} is not a file: set treehop_checkpoint to one.")
+        versions[CHECKPOINT] = hashlib.sha256(path.read_bytes()).hexdigest()[:10]
+    return versions
 
 
 def model_identity(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -214,6 +233,6 @@ def evaluate(
             progress=progress,
             summary=settings_summary(settings, built),
             model_identity=model_identity,
-            prompts={v.label: prompt_versions(v.method) for v in variants},
+            prompts={v.label: method_versions(v.method, settings) for v in variants},
         )
         return write_report(out_dir, baseline=baseline)

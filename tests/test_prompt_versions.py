@@ -14,10 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
+from evals.runner import CHECKPOINT
 from graphs import prompt_versions as versions
 from graphs.registry import METHODS, UnknownMethodError
+from graphs.treehop.model import load_checkpoint, save_checkpoint
 from hopgraph import Settings, services_for
+from hopgraph.evaluate import method_versions
+from hopgraph.providers import SHIPPED_TREEHOP
 from tests import tiny_hotpot
 from tests.scripted import ScriptedChatModel, scripted_gateway
 from tests.test_bad_values import EVAL, hopgraph, with_paths
@@ -135,3 +140,37 @@ def test_an_evaluation_after_a_prompt_change_is_refused_under_the_same_label(
         f"(now {now}): use another --out"
     ]
     assert len(model.prompts) == asked  # refused before any question was asked
+
+
+def test_an_evaluation_with_another_treehop_checkpoint_is_refused_under_the_same_label(
+    scripted_cli: ScriptedChatModel,
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """TreeHop's answers depend on its trained weights as on its prompts: a re-run with other weights
+    (here the shipped ones with one value changed) is another measurement, refused under the label."""
+    llm, _ = scripted_gateway(tiny_hotpot.answer)
+    monkeypatch.setitem(services_for(settings)._built, "llm", llm)
+    monkeypatch.chdir(tmp_path)
+    args = [*with_paths(EVAL, tmp_path), "--methods", "treehop"]
+    code, out, err = hopgraph(args, capsys)
+    assert code == 0, (out, err)
+    embedder = services_for(settings).embedder
+    model = load_checkpoint(SHIPPED_TREEHOP, embedder.name, embedder.dimension)
+    with torch.no_grad():
+        next(model.parameters()).view(-1)[0] += 1.0
+    other = tmp_path / "other.pt"
+    save_checkpoint(model, other)
+    before = method_versions("treehop", settings)[CHECKPOINT]
+    now = method_versions("treehop", settings.model_copy(update={"treehop_checkpoint": other}))[CHECKPOINT]
+    assert before != now and "checkpoint" not in method_versions("naive", settings)
+
+    monkeypatch.setenv("HOPGRAPH_TREEHOP_CHECKPOINT", str(other))
+    code, out, err = hopgraph(args, capsys)
+    assert code == 2 and out == "", (out, err)
+    assert err.splitlines() == [
+        f"error: {tmp_path / 'run'} already holds results of 'treehop' with checkpoint={before} "
+        f"(now {now}): use another --out"
+    ]
