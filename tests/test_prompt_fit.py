@@ -198,24 +198,24 @@ def gguf_tokens(gguf_path: Path) -> GGUFTokens:
 
 
 @pytest.fixture(scope="module")
-def default_services(tmp_path_factory: pytest.TempPathFactory, services: Services) -> Services:
-    """Services at the default settings (the session chunks finer: tests/session_settings.py) over a data
-    directory of this module's own, sharing the session's MiniLM and spaCy rather than loading them again."""
-    defaults = services_for(Settings(data_dir=tmp_path_factory.mktemp("defaults")))
+def default_services(settings: Settings, services: Services) -> Services:
+    """Services at the default settings (the session chunks finer: tests/session_settings.py) over the
+    session's data directory, sharing its MiniLM and spaCy rather than loading them again."""
+    defaults = services_for(Settings(data_dir=settings.data_dir))
     assert (defaults.settings.chunk_size, defaults.settings.chunk_overlap) == (256, 32)
     defaults._built.update(embedder=services.embedder, nlp=services.nlp)
     return defaults
 
 
 @pytest.fixture(scope="module")
-def indexes(default_services: Services) -> dict[str, str]:
+def indexes(default_services: Services, settings: Settings) -> dict[str, str]:
     """Method -> the index it runs on: the sample corpus at the default chunking, with the extras the method
-    reads, named as the other tests of these methods name them."""
-    settings = default_services.settings
-    index_corpus(SAMPLE_CORPUS, "sample", settings)
+    reads. ChainRAG reads sentences of the documents, never chunks, so it runs on the session's own
+    sentence-graph index (built once, by whichever test comes first) at any chunking."""
+    index_corpus(SAMPLE_CORPUS, "sample-256", default_services.settings)
+    index_corpus(SAMPLE_CORPUS, "sample_meta-256", default_services.settings, method="multimeta")
     index_corpus(SAMPLE_CORPUS, "sample-chainrag", settings, method="chainrag")
-    index_corpus(SAMPLE_CORPUS, "sample_meta", settings, method="multimeta")
-    return {"chainrag": "sample-chainrag", "multimeta": "sample_meta"}
+    return {"chainrag": "sample-chainrag", "multimeta": "sample_meta-256", "default": "sample-256"}
 
 
 def worst_case_gateway(count: GGUFTokens) -> tuple[LLMGateway, WorstCase]:
@@ -289,7 +289,7 @@ def worst_runs(
 
     def run(method: str) -> tuple[list[str], dict[str, Any], list[Call]]:
         if method not in runs:
-            index = indexes.get(method, "sample")
+            index = indexes.get(method, indexes["default"])
             runs[method] = run_worst_case(method, default_services, index, gguf_tokens)
         return runs[method]
 
@@ -324,7 +324,7 @@ def test_the_index_time_prompts_fit_the_default_context_on_the_longest_chunk(
     """QuOTE's question writer and BiQOG's edge judge (both through the real nodes), asked about the chunk
     of the sample index with the most tokens, the judge with the longest question the writer wrote."""
     llm, model = worst_case_gateway(gguf_tokens)
-    chunks = default_services.indexes.open("sample").all_chunks()
+    chunks = default_services.indexes.open(indexes["default"]).all_chunks()
     longest = max(chunks, key=lambda chunk: len(gguf_tokens.tokens(f"{chunk.title}\n{chunk.text}")))
     per_chunk = QuestionParams().per_chunk
     written, _ = LLMQuestionWriter(llm, 1).write(longest.title, longest.text, per_chunk)
