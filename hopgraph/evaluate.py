@@ -29,7 +29,7 @@ from graphs.prompt_versions import prompt_versions
 from graphs.registry import extras_for
 from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
-from hopgraph.providers import SHIPPED_TREEHOP, ConfigError
+from hopgraph.providers import ConfigError, treehop_checkpoint_of
 from hopgraph.settings import SECRET_FIELDS, RoleSettings, Settings
 from stores.index import BuildResult
 from stores.redaction import redact
@@ -89,9 +89,7 @@ def _redacted(value: Any) -> Any:
 
 
 #: Methods that load trained weights, and where a run's settings find them.
-CHECKPOINTS: dict[str, Callable[[Settings], Path]] = {
-    "treehop": lambda settings: settings.treehop_checkpoint or SHIPPED_TREEHOP
-}
+CHECKPOINTS: dict[str, Callable[[Settings], Path]] = {"treehop": treehop_checkpoint_of}
 
 
 def method_versions(method: str, settings: Settings) -> dict[str, str]:

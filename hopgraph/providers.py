@@ -33,6 +33,14 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 EMBEDDED_EMBEDDING = "all-MiniLM-L6-v2"
 SHIPPED_TREEHOP = Path(__file__).parent / "checkpoints" / "treehop.pt"
+
+
+def treehop_checkpoint_of(settings: Settings) -> Path:
+    """The TreeHop checkpoint these settings load: `treehop_checkpoint`, else the one shipped with the
+    package."""
+    return settings.treehop_checkpoint or SHIPPED_TREEHOP
+
+
 """TreeHop's default update, trained by `hopgraph train treehop` for EMBEDDED_EMBEDDING (see its .json)."""
 
 
@@ -401,9 +409,8 @@ class Services:
         return self._shared("edge_judge", lambda: LLMEdgeJudge(self.llm, self.settings.index_concurrency))
 
     def treehop_model(self) -> TreeHopUpdate:
-        """TreeHop's update from the configured checkpoint: `treehop_checkpoint`, else the one shipped with
-        the package."""
-        return self.treehop_model_at(self.settings.treehop_checkpoint or SHIPPED_TREEHOP)
+        """TreeHop's update from the configured checkpoint (`treehop_checkpoint_of`)."""
+        return self.treehop_model_at(treehop_checkpoint_of(self.settings))
 
     def treehop_model_at(self, path: Path) -> TreeHopUpdate:
         """TreeHop's update from the checkpoint at `path` (for the Python API and benchmarks comparing

@@ -82,8 +82,6 @@ def passage_body(items: Sequence[Evidence]) -> str:
 def document_text(items: Sequence[Evidence]) -> str:
     """The text of one chunk, or of one document's sentences in the document's order, "..." marking where
     text between two of them is left out (a sentence without a position goes last, as gathered)."""
-    if len(items) == 1:
-        return items[0]["text"].strip()
     ordered = sorted(items, key=lambda item: (item["char_start"] is None, item["char_start"] or 0))
     text = ordered[0]["text"].strip()
     for before, item in pairwise(ordered):

@@ -97,6 +97,17 @@ def hopgraph(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
+def history(thread_id: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`hopgraph history THREAD_ID`, run to its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "hopgraph", "history", thread_id],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 def test_a_question_killed_between_two_llm_calls_resumes_without_repeating_one(
     cli_env: dict[str, str], sample_index: str, held: tuple[HeldJudge, OpenAIStub]
 ) -> None:
@@ -123,13 +134,7 @@ def test_a_question_killed_between_two_llm_calls_resumes_without_repeating_one(
     assert script.answered == ["global"]
 
     # what the checkpoints hold: every step up to the summarizer's, the reasoner's not finished
-    saved = subprocess.run(
-        [sys.executable, "-m", "hopgraph", "history", "killed-1"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    saved = history("killed-1", env=env)
     assert saved.returncode == 0, saved.stderr
     assert "summarize" in saved.stdout and "LLM summarizer: 1 call" in saved.stdout
     assert "unfinished: judge did not finish" in saved.stdout
@@ -142,13 +147,7 @@ def test_a_question_killed_between_two_llm_calls_resumes_without_repeating_one(
     assert script.answered == ["global", "judge", "generate"]
     assert [kind(request.prompt) for request in stub.requests] == ["global", "judge", "judge", "generate"]
 
-    replayed = subprocess.run(
-        [sys.executable, "-m", "hopgraph", "history", "killed-1"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    replayed = history("killed-1", env=env)
     assert replayed.returncode == 0, replayed.stderr
     nodes = re.findall(r"^(\w+) \d+\.\d\d s ─", replayed.stdout, re.MULTILINE)
     assert nodes == ["retrieve", "summarize", "judge", "generate"]
