@@ -11,7 +11,7 @@ recall of every chunk kept in hops 1..h (5 per hop, so about 5h chunks: the aver
 TreeHop paper counts it; hop 1 alone is direct dense top-5. `dense top-n` is plain dense retrieval of the
 question with as many chunks as the tree kept, the fair baseline for a larger budget; the last table is
 each variant's recall gain over it, question by question, at that variant's own budget, with a paired
-bootstrap interval.
+bootstrap interval and the paired permutation test's p.
 
 Latency: from the end of the `embed` node (the encoder) to the end of hop 3 (and hop 2), through the
 compiled graph, so it includes the vector queries, the update and LangGraph's own step overhead. It is
@@ -45,7 +45,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from evals.datasets import DATASETS, QAExample, load_benchmark
 from evals.metrics import hop_prf, macro_by_hop, recall_at_k
 from evals.runner import evidence_spans
-from evals.stats import paired_difference
+from evals.stats import paired_difference, paired_test
 from graphs import treehop
 from graphs.treehop.context import TreeHopContext
 from hopgraph import Settings, index_corpus, services_for
@@ -250,15 +250,20 @@ def report_quality(
             + " | ".join(f"{PAPER_RECALL[h]:.1f}" for h in (1, 2, 3))
             + " |"
         )
-    print("\nRecall gain over dense retrieval of as many chunks (each variant's own n), paired bootstrap 95%")
+    print(
+        "\nRecall gain over dense retrieval of as many chunks (each variant's own n): 95% paired bootstrap, "
+        "permutation p"
+    )
     print("| variant | h = 2 | h = 3 |\n|---|---|---|")
     for label in results:
         cells = []
         for hops in (2, 3):
-            gain, low, high = paired_difference(found[label, hops], dense_at[budgets[label, hops]])
-            cells.append(
-                f"{100 * gain:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] (n = {budgets[label, hops]})"
-            )
+            dense = dense_at[budgets[label, hops]]
+            gain, low, high = paired_difference(found[label, hops], dense)
+            p = paired_test(found[label, hops], dense, binary=False)
+            shown_p = "p < 0.001" if p < 0.001 else f"p {p:.3f}"
+            interval = f"[{100 * low:+.1f}, {100 * high:+.1f}]"
+            cells.append(f"{100 * gain:+.1f} {interval}, {shown_p} (n = {budgets[label, hops]})")
         print(f"| {label} | " + " | ".join(cells) + " |")
 
 
