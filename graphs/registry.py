@@ -2,40 +2,33 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from langgraph.graph import StateGraph
-
-from graphs import (
-    biqog,
-    chainrag,
-    decomposition,
-    ircot,
-    iter_retgen,
-    multimeta,
-    naive,
-    naive_qd,
-    quote,
-    resp,
-    treehop,
-)
-from nodes.protocols import GraphServices
 from stores.errors import HopgraphError
 
-Builder = Callable[[GraphServices], StateGraph]
+if TYPE_CHECKING:
+    from langgraph.graph import StateGraph
 
-METHODS: dict[str, Builder] = {
-    "naive": naive.build,
-    "chainrag": chainrag.build,
-    "decomposition": decomposition.build,
-    "naive_qd": naive_qd.build,
-    "ircot": ircot.build,
-    "iter_retgen": iter_retgen.build,
-    "resp": resp.build,
-    "multimeta": multimeta.build,
-    "treehop": treehop.build,
-    "quote": quote.build,
-    "biqog": biqog.build,
+    from nodes.protocols import GraphServices
+
+Builder = Callable[["GraphServices"], "StateGraph"]
+
+# Each method's package under graphs/, imported when its graph is built: importing all eleven (and the
+# stores and models they use) would cost `hopgraph methods` or `--help` seconds of start-up.
+METHODS: dict[str, str] = {
+    "naive": "graphs.naive",
+    "chainrag": "graphs.chainrag",
+    "decomposition": "graphs.decomposition",
+    "naive_qd": "graphs.naive_qd",
+    "ircot": "graphs.ircot",
+    "iter_retgen": "graphs.iter_retgen",
+    "resp": "graphs.resp",
+    "multimeta": "graphs.multimeta",
+    "treehop": "graphs.treehop",
+    "quote": "graphs.quote",
+    "biqog": "graphs.biqog",
 }
 
 # The index extras (stores.extra_registry) each method retrieves from beyond chunks: `hopgraph index
@@ -52,7 +45,7 @@ class UnknownMethodError(HopgraphError):
     """A method name that no graph is registered under."""
 
 
-def builder(method: str) -> Builder:
+def _package(method: str) -> str:
     try:
         return METHODS[method]
     except KeyError:
@@ -61,7 +54,12 @@ def builder(method: str) -> Builder:
         ) from None
 
 
+def builder(method: str) -> Builder:
+    build: Builder = importlib.import_module(_package(method)).build
+    return build
+
+
 def extras_for(method: str) -> tuple[str, ...]:
     """The index extras `method` needs; an unknown method is an error, not an index without extras."""
-    builder(method)
+    _package(method)
     return METHOD_EXTRAS.get(method, ())

@@ -498,9 +498,9 @@ def model() -> None:
 @app.command()
 def methods() -> None:
     """List the methods that can be run."""
-    from hopgraph.api import methods as names
+    from graphs.registry import METHODS
 
-    for name in names():
+    for name in sorted(METHODS):
         console.print(name)
 
 

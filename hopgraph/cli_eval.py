@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,12 +22,13 @@ from rich.progress import (
 )
 
 from evals.datasets import DatasetName
-from evals.explorer import EXPLORER_FILE
 from evals.leaderboard import DEFAULT_BASELINE
-from evals.runner import MethodScore
 from hopgraph.progress import LoggedProgress
 from hopgraph.settings import Settings
 from nodes.context import RetrievalMode
+
+if TYPE_CHECKING:
+    from evals.runner import MethodScore
 
 console = Console()
 err = Console(stderr=True)
@@ -99,6 +100,8 @@ class _EvalProgress:
 
 
 def _report_files(report: Path) -> None:
+    from evals.explorer import EXPLORER_FILE
+
     console.print(f"report: {report}")
     console.print(f"page:   {report.parent / EXPLORER_FILE} (open it in a browser: no server needed)")
     for png in sorted(report.parent.glob("*.png")):

@@ -6,15 +6,17 @@ Kept apart from hopgraph/cli.py and added to its app with `register(app)`, as th
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from evals.datasets import DatasetName
-from graphs.treehop.model import Variant
 from hopgraph.progress import stage_reporter, stages_bar
 from hopgraph.settings import Settings
+
+if TYPE_CHECKING:
+    from graphs.treehop.model import Variant
 
 console = Console()
 err = Console(stderr=True)

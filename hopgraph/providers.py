@@ -9,12 +9,11 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
-from graphs.treehop.model import TreeHopUpdate, load_checkpoint
 from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
 from hopgraph.settings import RoleSettings, Settings
 from nodes.edge_judge import LLMEdgeJudge
@@ -26,6 +25,9 @@ from stores.chroma import ChromaServer
 from stores.errors import HopgraphError
 from stores.index import ChunkIndex, IndexStore
 from stores.redaction import redact
+
+if TYPE_CHECKING:
+    from graphs.treehop.model import TreeHopUpdate
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -415,6 +417,8 @@ class Services:
     def treehop_model_at(self, path: Path) -> TreeHopUpdate:
         """TreeHop's update from the checkpoint at `path` (for the Python API and benchmarks comparing
         checkpoints). Loaded once per path; an embedder mismatch is a CheckpointError."""
+        from graphs.treehop.model import load_checkpoint  # torch: only TreeHop's runs pay its import
+
         embedder = self.embedder
         return self._shared(
             f"treehop:{path.resolve()}", lambda: load_checkpoint(path, embedder.name, embedder.dimension)

@@ -36,8 +36,6 @@ from stores.errors import HopgraphError
 from stores.files import batches
 from stores.redaction import redact
 
-# The base collection of every build: one entry per chunk (its vector, text and metadata).
-CHUNK_COLLECTION = "chunks"
 # Chroma's SQLite layer limits how many ids one `get` may name; stay far below it.
 GET_BATCH = 1000
 

@@ -13,7 +13,9 @@ calls): Chroma's `get` of the hits of one TreeHop hop took 1.1 / 1.3 ms for 5 id
 (10 MB at 6,532 x 384; about 150 MB at the default limit of 100,000 chunks), plus the texts (7 MB on that
 index) and their metadata as Python objects.
 
-Stores know nothing of settings: the limit is passed in (hopgraph's `exact_search_max_chunks`).
+Stores know nothing of settings: the limit is passed in (hopgraph's `exact_search_max_chunks`). The
+settings read this module's default, so torch and chromadb are imported where a search or a read needs
+them: at the top they would cost every `hopgraph` command, even `--help`, about 2.5 s of start-up.
 """
 
 from __future__ import annotations
@@ -24,9 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
-from stores.chroma import GET_BATCH
 from stores.chunking import Chunk
 from stores.files import batches
 
@@ -88,6 +88,8 @@ class ExactVectors:
 
     def _read(self) -> _Held:
         """Every chunk's vector, text and metadata, in batches Chroma accepts, placed by row."""
+        from stores.chroma import GET_BATCH
+
         matrix = np.empty((len(self.ids), self._dimension), dtype=np.float32)
         chunks: list[Chunk | None] = [None] * len(self.ids)
         for batch in batches(self.ids, GET_BATCH):
@@ -144,6 +146,8 @@ class ExactVectors:
         # The k-th best similarity of each row; every row scoring at least that is a candidate (k of them,
         # more only on ties), then candidates are ordered by similarity, ties by row. torch's top-k finds
         # the k-th value in a fifth of np.partition's time (0.05 against 0.23 ms for 5 x 6,532).
+        import torch
+
         kth = torch.topk(torch.from_numpy(scores), k, dim=1).values[:, -1].numpy()
         found = []
         for row_scores, threshold in zip(scores, kth, strict=True):

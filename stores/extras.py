@@ -28,15 +28,22 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
-from chromadb.api.models.Collection import Collection
-
-from stores.chroma import BuildCollections
-from stores.chunking import Chunk
-from stores.documents import Document
 from stores.errors import HopgraphError, IndexNotFoundError
-from stores.protocols import Embedder, Progress
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
+
+    from stores.chroma import BuildCollections
+    from stores.chunking import Chunk
+    from stores.documents import Document
+    from stores.protocols import Embedder, Progress
+
+
+CHUNK_COLLECTION = "chunks"
+"""The base collection of every build, one entry per chunk (its vector, text and metadata): the index
+writes it before any extra, which may read it."""
 
 
 class ExtraInfo(Protocol):

@@ -1,13 +1,13 @@
 """Exact top-n by dot product over a large float32 matrix, reading a float16 copy first.
 
 ChainRAG's seed pre-filter scores every sentence of the graph against the query; this makes that product
-read half the bytes and still return exactly the rows the float32 matrix ranks highest.
+read half the bytes and still return exactly the rows the float32 matrix ranks highest. torch is imported
+where a product is made: every `hopgraph` command would otherwise pay its ~1.7 s import to start.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 HALF_UNIT_ROUNDOFF = 2.0**-11
 """float16 keeps 11 significant bits: rounding a number to it changes it by at most this fraction."""
@@ -49,6 +49,8 @@ class HalfPrecisionTop:
     """
 
     def __init__(self, matrix: np.ndarray) -> None:
+        import torch
+
         self._matrix = np.asarray(matrix, dtype=np.float32)
         self._half = torch.from_numpy(np.ascontiguousarray(self._matrix)).to(torch.float16)
         norms = np.linalg.norm(self._matrix, axis=1)
@@ -61,6 +63,8 @@ class HalfPrecisionTop:
         n = min(n, len(self._matrix))
         if n <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+        import torch
+
         approximate = torch.mv(self._half, torch.from_numpy(query).to(torch.float16)).float()
         nth = float(torch.topk(approximate, n).values[-1])
         margin = 2 * half_product_error(len(query), float(np.linalg.norm(query)), self._max_norm)

@@ -40,14 +40,14 @@ from typing import Any, Literal, TypeVar, overload
 import numpy as np
 
 from stores.bm25 import BM25Index, reciprocal_rank_fusion
-from stores.chroma import CHUNK_COLLECTION, GET_BATCH, BuildCollections, ChromaPlace, EmbeddedChroma
+from stores.chroma import GET_BATCH, BuildCollections, ChromaPlace, EmbeddedChroma
 from stores.chunking import Chunk, chunk_document, chunk_id
 from stores.documents import Document, Span, corpus_hash, load_corpus
 from stores.errors import CorpusError, IndexDamagedError, IndexMismatchError, IndexNotFoundError
 from stores.evidence import Evidence, about_line, evidence_from
 from stores.exact import EXACT_SEARCH_MAX_CHUNKS, ExactVectors
 from stores.extra_registry import EXTRAS, extra_named, in_build_order
-from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource
+from stores.extras import CHUNK_COLLECTION, Extra, ExtraBuild, ExtraMissingError, ExtraSource
 from stores.files import batches, refuse_links, write_atomic
 from stores.locks import LOCK_FILE, writer_lock
 from stores.protocols import Embedder, Progress

@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stores.chunking import Chunk
 from stores.extras import Extra, ExtraBuild, ExtraSource
 from stores.files import batches
+
+if TYPE_CHECKING:
+    from stores.chunking import Chunk
 
 TIMESTAMP_SUFFIX = "_ts"
 _UPDATE_BATCH = 500

@@ -34,9 +34,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from stores.chroma import CHUNK_COLLECTION
 from stores.chunking import Chunk
-from stores.extras import Extra, ExtraBuild, ExtraSource
+from stores.extras import CHUNK_COLLECTION, Extra, ExtraBuild, ExtraSource
 from stores.files import write_atomic
 from stores.journal import Journal, read_records, run_journaled
 from stores.protocols import EdgeJudge

@@ -33,17 +33,20 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from chromadb.api.models.Collection import Collection
 
-from stores.chroma import BuildCollections
-from stores.chunking import Chunk
 from stores.extras import Extra, ExtraBuild, ExtraSource
 from stores.files import batches
 from stores.journal import Journal, read_records, run_journaled
-from stores.protocols import QuestionWriter
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
+
+    from stores.chroma import BuildCollections
+    from stores.chunking import Chunk
+    from stores.protocols import QuestionWriter
 
 QUESTIONS_COLLECTION = "questions"
 QUESTION_CHUNKS_COLLECTION = "question_chunks"

@@ -26,7 +26,7 @@ import pytest
 from evals.runner import read_records, results_path
 from graphs.chainrag.context import ChainRAGContext
 from graphs.multimeta.context import MultiMetaContext
-from graphs.registry import METHODS
+from graphs.registry import METHODS, builder
 from hopgraph import Settings, services_for
 from hopgraph import settings as settings_module
 from hopgraph.cli import main
@@ -283,7 +283,7 @@ def test_the_python_api_gets_the_same_checks(tmp_path: Path, monkeypatch: pytest
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_every_count_a_method_takes_declares_its_least_value(method: str) -> None:
     """A count without a minimum would let 0 through every entry again; Studio's form shows the minimum."""
-    schema = METHODS[method](NO_SERVICES).compile()
+    schema = builder(method)(NO_SERVICES).compile()
     context = schema.builder.context_schema
     hints = get_type_hints(context)
     undeclared = [f.name for f in fields(context) if hints[f.name] is int and "ge" not in f.metadata]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from graphs.registry import METHODS
+from graphs.registry import METHODS, builder
 
 NO_SERVICES = SimpleNamespace(
     llm=None, indexes=None, embedder=None, reranker=None, nlp=None, treehop_model=None
@@ -20,7 +20,7 @@ NO_SERVICES = SimpleNamespace(
 
 
 def context_properties(method: str) -> dict[str, Any]:
-    schema = METHODS[method](NO_SERVICES).compile().get_context_jsonschema()
+    schema = builder(method)(NO_SERVICES).compile().get_context_jsonschema()
     assert schema is not None, f"{method} has no context schema"
     return schema["properties"]
 
@@ -60,7 +60,7 @@ def test_top_k_says_what_it_counts_for_each_method() -> None:
 def test_every_node_can_reach_the_end(method: str) -> None:
     """From every node some path reaches END: no loop without an exit, no router target missing (the
     drawn graph holds each router's targets from its path list)."""
-    drawn = METHODS[method](NO_SERVICES).compile().get_graph()
+    drawn = builder(method)(NO_SERVICES).compile().get_graph()
     successors: dict[str, set[str]] = {}
     for edge in drawn.edges:
         successors.setdefault(edge.source, set()).add(edge.target)

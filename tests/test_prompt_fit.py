@@ -36,7 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from graphs.registry import METHODS
+from graphs.registry import METHODS, builder
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS, SAMPLE_QUESTION
 from hopgraph.local_model import _ROLE
@@ -228,7 +228,7 @@ def run_worst_case(
 ) -> tuple[list[str], dict[str, Any], list[Call]]:
     """(nodes run, final state, the calls measured) of `method` at its defaults on the worst-case script."""
     llm, model = worst_case_gateway(count)
-    graph = METHODS[method](ScriptedServices(services, llm)).compile()
+    graph = builder(method)(ScriptedServices(services, llm)).compile()
     steps, values = stream_run(graph, SAMPLE_QUESTION, {"index": index})
     return steps, values, model.calls
 

@@ -21,7 +21,7 @@ import pytest
 from conftest import MODEL_DIR
 from openai_stub import OpenAIStub, serve
 
-from graphs.registry import METHODS
+from graphs.registry import METHODS, builder
 from hopgraph import Settings, build_graph, index_corpus, services_for
 from nodes.edge_judge import LLMEdgeJudge
 from stores.extra_registry import EXTRAS
@@ -53,7 +53,7 @@ def articles(settings: Settings) -> str:
 
 def scripted_graph(method: str, services: Any) -> tuple[Any, ScriptedChatModel]:
     llm, model = scripted_gateway(reply)
-    return METHODS[method](ScriptedServices(services, llm)).compile(), model
+    return builder(method)(ScriptedServices(services, llm)).compile(), model
 
 
 def replies_by_node(chunks: Iterator[tuple[Any, dict[str, Any]]]) -> dict[str, list[str]]:

@@ -10,14 +10,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from chromadb.api.models.Collection import Collection
 
-from stores.documents import Document
 from stores.errors import CorpusError
 from stores.files import write_atomic
-from stores.protocols import Embedder, NLPPipeline, Progress
 from stores.sentence_graph.embedding import SentenceWriter
 from stores.sentence_graph.entities import ec_edge_count, entity_tables
 from stores.sentence_graph.params import SentenceGraphInfo, SentenceGraphParams
@@ -36,6 +34,12 @@ from stores.sentence_graph.records import (
     write_json_gz,
 )
 from stores.sentence_graph.similarity import similar_sentences
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
+
+    from stores.documents import Document
+    from stores.protocols import Embedder, NLPPipeline, Progress
 
 
 def _sa_edge_count(table: SentenceTable, window: int) -> int:

@@ -9,13 +9,17 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from chromadb.api.models.Collection import Collection
 
 from stores.files import batches
-from stores.protocols import Embedder, Progress
 from stores.sentence_graph.records import DocRecord, sentence_id_at
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
+
+    from stores.protocols import Embedder, Progress
 
 # Sentences per embed() call and Chroma insert: small enough that the embedder starts while spaCy is still
 # early in the corpus, large enough that sorting a chunk by length leaves model batches little padding.
