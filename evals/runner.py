@@ -76,6 +76,7 @@ _USAGE_KEYS = (
     "completion_tokens",
     "cache_hits",
     "echoes",
+    "structured_refused",
     "seconds",
 )
 
@@ -108,13 +109,17 @@ CHECKPOINT = "checkpoint"
 of their file, rather than a prompt role: answers of two checkpoints are two measurements, as two wordings
 are."""
 
+STRUCTURED_OUTPUT = "structured_output"
+"""The entry of a method's `prompts` present when its roles with a reply shape were asked for it (the
+`structured_output` setting): constrained replies are another measurement, as another wording is."""
+
 
 @dataclass(frozen=True)
 class MethodSettings:
     """What a method's answers depend on: the context it ran with (defaults included), the models, and
-    the prompts (role -> hash of its text, graphs.prompt_versions, and CHECKPOINT for a method with trained
-    weights; None where a run did not record them: runs before 2026-11-26, or a caller of `run` that
-    passes none)."""
+    the prompts (role -> hash of its text, graphs.prompt_versions, CHECKPOINT for a method with trained
+    weights, STRUCTURED_OUTPUT when replies were asked for their shape; None where a run did not record
+    them: runs before 2026-11-26, or a caller of `run` that passes none)."""
 
     context: Mapping[str, Any]
     models: Mapping[str, Any]
@@ -291,7 +296,7 @@ def _mixed_settings_message(out_dir: Path, method: str, before: MethodSettings, 
         )
     context, models = _changes(before.context, now.context), _changes(before.models, now.models)
     prompts = [
-        (role if role == CHECKPOINT else f"prompts.{role}", old, new)
+        (role if role in (CHECKPOINT, STRUCTURED_OUTPUT) else f"prompts.{role}", old, new)
         for role, old, new in _changes(before.prompts or {}, now.prompts or {})
     ]
     changed = ", ".join(

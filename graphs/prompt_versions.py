@@ -39,6 +39,18 @@ def prompt_versions(method: str) -> dict[str, str]:
     }
 
 
+def shaped_roles(method: str) -> list[str]:
+    """The roles of `method` whose prompt module holds a reply shape (prompts.structured.ReplyShape): the
+    ones the structured_output setting changes."""
+    from prompts.structured import ReplyShape
+
+    return [
+        module.removeprefix(f"{_PROMPTS}.")
+        for module in sorted(_prompt_modules(method))
+        if any(isinstance(value, ReplyShape) for value in vars(importlib.import_module(module)).values())
+    ]
+
+
 @cache
 def _prompt_modules(method: str) -> frozenset[str]:
     """The prompts modules reached from graphs/METHOD/ through imports of nodes/ and prompts/ modules."""

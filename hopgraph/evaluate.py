@@ -24,8 +24,8 @@ from langgraph.graph.state import CompiledStateGraph
 from evals.datasets import DATASET_OPTIONS, Benchmark, DatasetName, load_benchmark
 from evals.leaderboard import DEFAULT_BASELINE
 from evals.report import write_report
-from evals.runner import CHECKPOINT, ProgressFn, recorded_run_name, run, writing
-from graphs.prompt_versions import prompt_versions
+from evals.runner import CHECKPOINT, STRUCTURED_OUTPUT, ProgressFn, recorded_run_name, run, writing
+from graphs.prompt_versions import prompt_versions, shaped_roles
 from graphs.registry import extras_for
 from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
@@ -95,8 +95,12 @@ CHECKPOINTS: dict[str, Callable[[Settings], Path]] = {"treehop": treehop_checkpo
 def method_versions(method: str, settings: Settings) -> dict[str, str]:
     """What a method's answers depend on besides its context and the models, for its settings key: the
     text of its prompts (role -> hash, graphs.prompt_versions) and, for a method loading trained weights,
-    their file (CHECKPOINT -> hash): a folder never holds answers of two checkpoints under one label."""
+    their file (CHECKPOINT -> hash): a folder never holds answers of two checkpoints under one label; with
+    structured output on, for a method with a shaped role, STRUCTURED_OUTPUT -> "on" (the shapes' text is
+    in their roles' hashes), so answers with and without it never share a label."""
     versions = dict(prompt_versions(method))
+    if settings.structured_output and shaped_roles(method):
+        versions[STRUCTURED_OUTPUT] = "on"
     if method in CHECKPOINTS:
         path = CHECKPOINTS[method](settings)
         if not path.is_file():

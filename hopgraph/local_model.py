@@ -289,6 +289,8 @@ class LocalLlamaChat(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         """The reply as llama.cpp generates it (`stream=True`), then an empty last chunk with its usage.
 
+        A `response_format` bound to the call (`{"type": "json_object", "schema": ...}`, nodes.llm) is handed
+        on: llama-cpp-python turns its schema into a grammar that constrains sampling, streamed or not.
         llama.cpp's streamed chunks carry no usage, so the counts are its own from the completion just run:
         the prompt and generated tokens `_CountingLlama` saw (what its whole reply reports as usage), and the
         prompt tokens its perf counter says were evaluated (the rest were reused from the context).
@@ -304,6 +306,7 @@ class LocalLlamaChat(BaseChatModel):
             temperature=self.temperature,
             stop=stop or [],
             stream=True,
+            response_format=kwargs.get("response_format"),
         ):
             if text := part["choices"][0]["delta"].get("content"):
                 chunk = ChatGenerationChunk(message=AIMessageChunk(text))

@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
 from hopgraph.settings import RoleSettings, Settings
 from nodes.edge_judge import LLMEdgeJudge
-from nodes.llm import LLMGateway, ResponseCache, RoleModel
+from nodes.llm import LLMGateway, ReplyFormat, ResponseCache, RoleModel
 from nodes.protocols import Reranker
 from nodes.questions import LLMQuestionWriter
 from stores.bm25 import reciprocal_rank_fusion, scores_among, tokenize, top_positive
@@ -293,7 +293,7 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
         )
         embedded = spec == "local" and settings.local_model_path is None
         model_id = MODEL_ID if embedded else f"local:{path.name}"
-        return RoleModel(model, model_id, f"local GGUF {path}", exclusive=True)
+        return RoleModel(model, model_id, f"local GGUF {path}", exclusive=True, reply_format="llama.cpp")
     if ":" not in spec:
         raise ConfigError(
             f"llm = {spec!r} is not understood: use 'local', 'local:/path/to/model.gguf' or "
@@ -327,7 +327,16 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
     where = f" at {server}" if server else ""
     limits = f"timeout {settings.timeout:g} s, {settings.max_retries} retries"
     model_id = f"{spec}{'@' + server if server else ''}"
-    return RoleModel(model, model_id, f"{spec}{where}; {limits}", provider_retries=settings.max_retries)
+    # only OpenAI's API (and servers speaking it) takes a reply's schema as response_format; other providers
+    # are never asked for one
+    reply_format: ReplyFormat | None = "openai" if spec.startswith("openai:") else None
+    return RoleModel(
+        model,
+        model_id,
+        f"{spec}{where}; {limits}",
+        provider_retries=settings.max_retries,
+        reply_format=reply_format,
+    )
 
 
 class Services:
@@ -396,7 +405,7 @@ class Services:
         cache = (
             ResponseCache(self.settings.data_dir / "llm_cache.sqlite") if self.settings.llm_cache else None
         )
-        return LLMGateway(roles, default, cache)
+        return LLMGateway(roles, default, cache, structured=self.settings.structured_output)
 
     @property
     def question_writer(self) -> LLMQuestionWriter:

@@ -118,6 +118,12 @@ class Settings(BaseSettings):
     """Retries with exponential backoff for a remote provider before giving up with a clear error."""
     llm_cache: bool = False
     """Cache LLM responses in DATA_DIR/llm_cache.sqlite (evaluations switch it on)."""
+    structured_output: bool = False
+    """Ask each role whose reply is parsed (decomposer, judges, ReSP's planner, the metadata extractor, the
+    question writer, the edge judge) for its reply's JSON shape: the local model through llama.cpp's
+    grammar, an `openai:` model through `response_format` (a server refusing it is asked again without it,
+    and that role goes on without it). Off until a paired measurement shows it loses no accuracy
+    (benchmarks/structured_output.py); the tolerant parsers read replies either way."""
 
     local_model_path: Path | None = None
     """A GGUF to use instead of the embedded one."""

@@ -40,8 +40,9 @@ class Decompose:
             decompose.messages(question, count),
             max_tokens=max(MIN_TOKENS, TOKENS_PER_SUB_QUESTION * ctx.max_sub_questions),
             guard=decompose.guard(count),
+            shape=decompose.REPLY,
         )
-        subs, fallback = decompose.parse(reply.text, question, ctx.max_sub_questions)
+        subs, fallback = decompose.parse(reply.text, question, ctx.max_sub_questions, reply.structured)
         if reply.usage["echoes"] > 1:  # the guard blanked a reply that copied the prompt twice
             fallback = "the reply repeated the prompt's own rules or examples: the question itself"
         fallbacks = [fallback] if fallback else []

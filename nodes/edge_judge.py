@@ -19,8 +19,9 @@ class LLMEdgeJudge(IndexTimeCaller):
     cost)."""
 
     def __init__(self, llm: LLMGateway, concurrency: int) -> None:
-        super().__init__(llm, ROLE, f"edge-judge-{edge_judge.VERSION}", concurrency)
+        super().__init__(llm, ROLE, f"edge-judge-{edge_judge.VERSION}", concurrency, edge_judge.REPLY)
 
     def judge(self, title: str, text: str, question: str) -> str:
         messages = edge_judge.messages(title, text, question)
-        return edge_judge.verdict(self._complete(messages, edge_judge.MAX_TOKENS, edge_judge.GUARD))
+        reply = self._complete(messages, edge_judge.MAX_TOKENS, edge_judge.GUARD)
+        return edge_judge.verdict(reply.text, reply.structured)

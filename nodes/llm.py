@@ -4,12 +4,22 @@ Why one place: per-node accounting (calls, prompt / cached / completion tokens, 
 so an evaluation can be resumed or re-run without paying twice, per-role model choice, serialised access
 to a local model that is not thread-safe, and one translation of provider failures into a clear error.
 Models are handed in already built (hopgraph/ builds them); nothing here loads a model.
+
+Structured output: a call may name its reply's shape (prompts.structured.ReplyShape). With the gateway's
+`structured` switch on (the `structured_output` setting), a model that can take one (`RoleModel.reply_format`)
+is asked for it: llama.cpp as `response_format={"type": "json_object", "schema": ...}`, which it turns into a
+grammar, an OpenAI-compatible server as `{"type": "json_schema", "json_schema": {...}}`. A server that refuses
+it (a 400, 422 or 500 naming response_format or json_schema) is asked again without it, once, and that role on
+that model goes on without it for the process: logged once, and counted in the call's usage
+(`structured_refused`). The schema is part of the response cache's key, so replies asked with and without it
+never stand in for each other.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -17,7 +27,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -28,6 +38,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from nodes.state import LLMUsage
 from prompts.echo import NUDGE, EchoGuard
+from prompts.structured import ReplyShape
 from stores.errors import HopgraphError
 from stores.redaction import redact
 
@@ -41,6 +52,13 @@ class ProviderError(HopgraphError):
 MALFORMED_REPLY = (json.JSONDecodeError, LookupError, TypeError)
 # The OpenAI SDK's backoff between attempts after a 500, which a malformed reply gets too
 _FIRST_BACKOFF, _LAST_BACKOFF = 0.5, 8.0
+# How a model takes a reply's shape: llama-cpp-python's grammar from a schema, or OpenAI's response_format
+ReplyFormat = Literal["llama.cpp", "openai"]
+# HTTP statuses of a request refused as written (llama-cpp-python's server answers one failing its request
+# validation with a 500); a structured-output refusal also names what it refused
+_REFUSED_STATUSES = (400, 422, 500)
+_REFUSED_WORDS = ("response_format", "json_schema", "structured output")
+_log = logging.getLogger("hopgraph")
 
 
 @dataclass(frozen=True)
@@ -52,6 +70,7 @@ class RoleModel:
     is not JSON or was cut short, no choices) is asked again, as its SDK asks again after a 500 (the
     `max_retries` setting); an empty completion from it is asked again once. None for the in-process model,
     whose reply is what it generated, taken as it is (an empty one is a reply its parser falls back from).
+    `reply_format` says how the model is asked for a reply's shape (None: it is not asked).
     """
 
     model: BaseChatModel
@@ -59,13 +78,30 @@ class RoleModel:
     describe: str
     exclusive: bool = False
     provider_retries: int | None = None
+    reply_format: ReplyFormat | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
 
 @dataclass(frozen=True)
 class LLMReply:
+    """A completion's text and cost, and the `shape` the model was asked for (None: not asked, or its server
+    refused), so the parser reads the text as that shape first."""
+
     text: str
     usage: LLMUsage
+    shape: ReplyShape | None = None
+
+    @property
+    def structured(self) -> bool:
+        return self.shape is not None
+
+    def unread(self) -> bool:
+        """Asked for a shape, the reply is not of it: its parser reads it as free text, and notes that."""
+        return self.shape is not None and self.shape.read(self.text) is None
+
+
+class _ShapeRefused(Exception):
+    """The provider refused the request for a reply's shape (raised from the provider's own error)."""
 
 
 class UsageTotals(Counter[str]):
@@ -174,14 +210,30 @@ class LLMGateway:
     """Routes a call for a role (planner, generator, judge ...) to that role's model and accounts for it."""
 
     def __init__(
-        self, roles: Mapping[str, RoleModel], default: RoleModel, cache: ResponseCache | None = None
+        self,
+        roles: Mapping[str, RoleModel],
+        default: RoleModel,
+        cache: ResponseCache | None = None,
+        *,
+        structured: bool = False,
     ) -> None:
         self._roles = dict(roles)
         self._default = default
         self._cache = cache
+        self._structured = structured
+        self._refused: set[tuple[str, str]] = set()  # (role, model id) whose server refused a shape
+        self._refused_lock = threading.Lock()
 
     def model_for(self, role: str) -> RoleModel:
         return self._roles.get(role, self._default)
+
+    def structures(self, role: str) -> bool:
+        """Whether a call for `role` that names its reply's shape asks the model for it: the switch is on,
+        the model can take a shape, and its server has not refused one for this role."""
+        chosen = self.model_for(role)
+        with self._refused_lock:
+            refused = (role, chosen.model_id) in self._refused
+        return self._structured and chosen.reply_format is not None and not refused
 
     def complete(
         self,
@@ -191,8 +243,12 @@ class LLMGateway:
         max_tokens: int,
         stop: Sequence[str] | None = None,
         guard: EchoGuard | None = None,
+        shape: ReplyShape | None = None,
     ) -> LLMReply:
         """Run one chat completion for `role`; greedy decoding so that results are reproducible.
+
+        With a `shape` the model is asked for a reply of that shape where `structures(role)` says so; a
+        refusal is asked again without it (`_generate`), and the reply says whether it was structured.
 
         With a `guard`, a reply that repeats the prompt's own text (prompts.echo) is asked again once, the
         reply and a neutral nudge appended so the model's KV prefix is reused; a second echo comes back as
@@ -202,21 +258,24 @@ class LLMGateway:
         """
         chosen = self.model_for(role)
         node = _current_node(role)
-        params = {"max_tokens": max_tokens, "stop": list(stop or [])}
+        params: dict[str, object] = {"max_tokens": max_tokens, "stop": list(stop or [])}
+        asked = shape if shape is not None and self.structures(role) else None
         started = time.perf_counter()
-        text, counts, hits = self._generate(role, node, chosen, messages, params)
+        text, counts, hits, asked = self._generate(role, node, chosen, messages, params, asked)
         echoes = 0
         if guard is not None and guard.find(text, messages) is not None:
             echoes = 1
             again = [*messages, AIMessage(text), HumanMessage(NUDGE)]
-            text, retry_counts, retry_hits = self._generate(role, node, chosen, again, params)
+            text, retry_counts, retry_hits, asked = self._generate(role, node, chosen, again, params, asked)
             calls = counts.get("calls", 1) + retry_counts.get("calls", 1)
+            refused = counts.get("structured_refused", 0) + retry_counts.get("structured_refused", 0)
             counts = {key: counts.get(key, 0) + retry_counts.get(key, 0) for key in _COUNT_KEYS}
-            counts["calls"] = calls
+            counts |= {"calls": calls, "structured_refused": refused}
             hits += retry_hits
             if guard.find(text, again) is not None:
                 echoes, text = 2, ""
-        return LLMReply(text, self._usage(node, role, counts, time.perf_counter() - started, hits, echoes))
+        usage = self._usage(node, role, counts, time.perf_counter() - started, hits, echoes)
+        return LLMReply(text, usage, asked)
 
     def _generate(
         self,
@@ -225,8 +284,13 @@ class LLMGateway:
         chosen: RoleModel,
         messages: Sequence[BaseMessage],
         params: Mapping[str, object],
-    ) -> tuple[str, dict[str, int], int]:
-        """One completion (or its cached copy): (text, token counts, 1 if the response cache answered).
+        shape: ReplyShape | None = None,
+    ) -> tuple[str, dict[str, int], int, ReplyShape | None]:
+        """One completion (or its cached copy): (text, token counts, 1 if the response cache answered, the
+        shape it was asked for: `shape`, or None when the provider refused it).
+
+        A refused shape (`_ShapeRefused`) is recorded for the role and model, and the call is made again
+        without it; its counts say so (`structured_refused`).
 
         The call carries its role and node as tags and metadata, so a tracer (LangSmith, switched on by
         LANGSMITH_TRACING=true) shows which role of which node each LLM call was. A provider's empty
@@ -237,22 +301,45 @@ class LLMGateway:
             "tags": [f"role:{role}", f"node:{node}"],
             "metadata": {"role": role, "node": node},
         }
-        key = ResponseCache.key(chosen.model_id, messages, params) if self._cache else ""
+        keyed = {**params, "reply_shape": dict(shape.schema)} if shape is not None else params
+        key = ResponseCache.key(chosen.model_id, messages, keyed) if self._cache else ""
         cached = self._cache.get(key) if self._cache else None
         if cached is not None and not (chosen.provider_retries is not None and _empty(cached[0], cached[1])):
             CachedReply(text=cached[0]).invoke(list(messages), config)
-            return cached[0], cached[1], 1
+            return cached[0], cached[1], 1, shape
         stop = params["stop"]
-        bound = chosen.model.bind(max_tokens=params["max_tokens"], stop=list(stop) if stop else None)
-        text, counts = self._reply(role, chosen, bound, messages, config)
-        if chosen.provider_retries is not None and _empty(text, counts):
-            text, again = self._reply(role, chosen, bound, messages, config)
-            counts = {key: counts[key] + again[key] for key in _COUNT_KEYS} | {"calls": 2}
-            if _empty(text, again):
-                raise _provider_error(role, chosen, "an empty completion, twice (asked again once)")
+        shaped = shape is not None and chosen.reply_format is not None
+        bind: dict[str, Any] = {"max_tokens": params["max_tokens"], "stop": list(stop) if stop else None}
+        if shaped:
+            bind["response_format"] = response_format(chosen.reply_format, shape)
+        bound = chosen.model.bind(**bind)
+        try:
+            text, counts = self._reply(role, chosen, bound, messages, config, shaped)
+            if chosen.provider_retries is not None and _empty(text, counts):
+                text, again = self._reply(role, chosen, bound, messages, config, shaped)
+                counts = {key: counts[key] + again[key] for key in _COUNT_KEYS} | {"calls": 2}
+                if _empty(text, again):
+                    raise _provider_error(role, chosen, "an empty completion, twice (asked again once)")
+        except _ShapeRefused as refusal:
+            self._refuse(role, chosen, refusal)
+            text, counts, hits, _ = self._generate(role, node, chosen, messages, params)
+            return text, {**counts, "structured_refused": 1}, hits, None
         if self._cache is not None:
             self._cache.put(key, text, counts)
-        return text, counts, 0
+        return text, counts, 0, shape
+
+    def _refuse(self, role: str, chosen: RoleModel, refusal: _ShapeRefused) -> None:
+        """Remember that `chosen`'s server refused a reply shape for `role`, and say so once."""
+        with self._refused_lock:
+            first = (role, chosen.model_id) not in self._refused
+            self._refused.add((role, chosen.model_id))
+        if first:
+            _log.warning(
+                "The model for role '%s' (%s) refused structured output (%s): that role goes on without it.",
+                role,
+                chosen.describe,
+                _described(refusal.__cause__ or refusal),
+            )
 
     @staticmethod
     def _reply(
@@ -261,10 +348,11 @@ class LLMGateway:
         bound: Runnable[Any, BaseMessage],
         messages: Sequence[BaseMessage],
         config: RunnableConfig,
+        shaped: bool = False,
     ) -> tuple[str, dict[str, int]]:
         """One model call: (text, token counts). A provider's malformed reply is asked again with the
         SDK's backoff, `provider_retries` times; what still fails is one ProviderError naming role, model
-        and URL."""
+        and URL. A `shaped` call whose shape the provider refused raises _ShapeRefused instead."""
         for attempt in range(1 + (chosen.provider_retries or 0)):
             if attempt:
                 time.sleep(min(_LAST_BACKOFF, _FIRST_BACKOFF * 2 ** (attempt - 1)))
@@ -282,6 +370,8 @@ class LLMGateway:
                 fault = exc
                 continue
             except Exception as exc:  # provider SDKs raise many types; the user needs one clear message
+                if shaped and _refuses_shape(exc):
+                    raise _ShapeRefused(str(exc)) from exc
                 raise _provider_error(role, chosen, _described(exc)) from exc
             text = message.content if isinstance(message.content, str) else str(message.content)
             return text, _token_counts(message)
@@ -303,7 +393,24 @@ class LLMGateway:
             seconds=round(seconds, 4),
             cache_hits=hits,
             echoes=echoes,
+            structured_refused=int(counts.get("structured_refused", 0)),
         )
+
+
+def response_format(kind: ReplyFormat, shape: ReplyShape) -> dict[str, Any]:
+    """The request for `shape` as the model's API takes it: llama-cpp-python's `json_object` with a schema
+    (its grammar), or OpenAI's `json_schema`."""
+    if kind == "llama.cpp":
+        return {"type": "json_object", "schema": dict(shape.schema)}
+    return {"type": "json_schema", "json_schema": {"name": shape.name, "schema": dict(shape.schema)}}
+
+
+def _refuses_shape(exc: Exception) -> bool:
+    """Whether a provider's error is a refusal of the reply's shape: a request rejected as written (400, 422
+    from a server validating its body, or the 500 llama-cpp-python's server sends for that) whose message
+    names what it could not take; a server fault names no request parameter."""
+    status = getattr(exc, "status_code", None)
+    return status in _REFUSED_STATUSES and any(word in str(exc).lower() for word in _REFUSED_WORDS)
 
 
 def _empty(text: str, counts: Mapping[str, int]) -> bool:
@@ -329,19 +436,23 @@ def _provider_error(role: str, chosen: RoleModel, what: str) -> ProviderError:
 
 class IndexTimeCaller:
     """What an index extra's LLM side (question writer, edge judge) shares: one role's calls, the identity
-    that keys the extra's build (model and prompt version: another of either does the work anew), how many
-    calls may run at once (one against an in-process model, which the gateway serialises anyway), and the
-    run's summed cost for the index command's report."""
+    that keys the extra's build (model, prompt version, and the reply's shape when the model is asked for
+    it: another of any does the work anew), how many calls may run at once (one against an in-process
+    model, which the gateway serialises anyway), and the run's summed cost for the index command's report."""
 
-    def __init__(self, llm: LLMGateway, role: str, prompt_version: str, concurrency: int) -> None:
+    def __init__(
+        self, llm: LLMGateway, role: str, prompt_version: str, concurrency: int, shape: ReplyShape
+    ) -> None:
         chosen = llm.model_for(role)
         self.llm = llm
         self.role = role
-        self.identity = f"{chosen.model_id}|{prompt_version}"
+        self.shape = shape
+        structured = f"|{shape.name}-{shape.version}" if llm.structures(role) else ""
+        self.identity = f"{chosen.model_id}|{prompt_version}{structured}"
         self.concurrency = 1 if chosen.exclusive else max(1, concurrency)
         self.spent = UsageTotals()
 
-    def _complete(self, messages: Sequence[BaseMessage], max_tokens: int, guard: EchoGuard) -> str:
-        reply = self.llm.complete(self.role, messages, max_tokens=max_tokens, guard=guard)
+    def _complete(self, messages: Sequence[BaseMessage], max_tokens: int, guard: EchoGuard) -> LLMReply:
+        reply = self.llm.complete(self.role, messages, max_tokens=max_tokens, guard=guard, shape=self.shape)
         self.spent.add(reply.usage)
-        return reply.text
+        return reply

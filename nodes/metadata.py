@@ -396,9 +396,11 @@ class ExtractMetadata:
         chosen, extractor = by_matcher, "matcher"
         if ctx.extractor == "llm":
             messages = prompt.messages(question, info.sources)
-            reply = self.llm.complete("extractor", messages, max_tokens=MAX_TOKENS, guard=prompt.GUARD)
+            reply = self.llm.complete(
+                "extractor", messages, max_tokens=MAX_TOKENS, guard=prompt.GUARD, shape=prompt.REPLY
+            )
             update["usage"] = [reply.usage]
-            extracted, notes = prompt.parse(reply.text)
+            extracted, notes = prompt.parse(reply.text, reply.structured)
             if reply.usage["echoes"] > 1:
                 extracted, notes = None, ["the reply repeated the prompt's own rules or examples"]
             if extracted is None:

@@ -27,7 +27,8 @@ class LLMUsage(TypedDict):
     model did not have to evaluate (llama.cpp's reused KV prefix, or a provider's prompt cache);
     `cache_hits` are calls answered from hopgraph's own response cache. `echoes` counts replies that
     repeated the prompt's own instructions or examples (prompts.echo): each is asked once more, and a
-    second echo is replaced by the parser's fallback.
+    second echo is replaced by the parser's fallback. `structured_refused` counts calls whose provider
+    refused the reply shape asked for (structured output) and was asked again without it.
     """
 
     node: str
@@ -39,6 +40,7 @@ class LLMUsage(TypedDict):
     seconds: float
     cache_hits: int
     echoes: int
+    structured_refused: int
 
 
 def merge_evidence(existing: list[Evidence], new: list[Evidence]) -> list[Evidence]:

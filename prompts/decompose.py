@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
+from prompts.structured import UNREAD, ReplyShape
 
 _AIM = "You split questions into the fewest sub-questions needed to answer them."
 _SPLIT_WHEN_NEEDED = (
@@ -112,6 +113,11 @@ def guard(count: SubQuestionCount | None = None) -> EchoGuard:
 
 GUARD = EchoGuard(own_text=(SYSTEM,))
 
+# The reply's shape as the prompt states it, for structured output: a non-empty array of questions
+REPLY = ReplyShape(
+    "sub_questions", {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
+)
+
 
 def messages(question: str, count: SubQuestionCount | None = None) -> list[BaseMessage]:
     return [SystemMessage(system_text(count)), HumanMessage(f"Question: {question}\n{cue(count)}")]
@@ -154,10 +160,12 @@ def _array_items(text: str) -> tuple[list[str], str | None]:
     return strings, f"{others} item(s) that are not strings dropped" if others else None
 
 
-def parse(text: str, question: str, limit: int) -> tuple[list[str], str | None]:
+def parse(text: str, question: str, limit: int, structured: bool = False) -> tuple[list[str], str | None]:
     """(sub-questions, fallback): the JSON array in the reply, cleaned, at most `limit` items (at least one).
 
-    Every defect has one outcome, named in `fallback` ("; "-joined when several) so the state records it:
+    A `structured` reply (asked for REPLY) is read as that array when it is one; when it is not, the array
+    is looked for as in any reply, and `fallback` says so (prompts.structured.UNREAD). Every defect has one
+    outcome, named in `fallback` ("; "-joined when several) so the state records it:
     - no array, or one with no strings (empty, an echo the gateway blanked, unquoted items): the question
       itself as the only item;
     - an array that does not parse (cut off, a trailing comma): its complete quoted strings;
@@ -168,7 +176,12 @@ def parse(text: str, question: str, limit: int) -> tuple[list[str], str | None]:
     - more items than `limit`: the first `limit` kept (the decomposer lists the facts a question depends on
       first).
     """
-    subs, problem = _array_items(text)
+    shaped = REPLY.read(text) if structured else None
+    if shaped is not None:
+        subs, problem = [item.strip() for item in shaped], None
+    else:
+        subs, problem = _array_items(text)
+        problem = "; ".join(note for note in (UNREAD if structured else None, problem) if note) or None
     if not subs:
         return [question], f"{problem}: the question itself"
     notes = [problem] if problem else []

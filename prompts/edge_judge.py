@@ -16,6 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
 from prompts.passages import DATA_RULE, chunk_passage, chunk_prompt_version
+from prompts.structured import YES_NO
 
 SYSTEM = (
     "You read a passage and a question, and decide whether the passage itself contains the answer to the "
@@ -32,6 +33,9 @@ VERSION = chunk_prompt_version(SYSTEM, TEMPLATE)
 YES, NO, MALFORMED = "yes", "no", "malformed"
 VERDICTS = (YES, NO, MALFORMED)
 
+# The verdict for structured output: the one word asked for, as a JSON string
+REPLY = YES_NO
+
 # A verdict is one word; a few tokens leave room for "Yes." and a stray space without paying for a reason.
 MAX_TOKENS = 4
 
@@ -44,8 +48,11 @@ def messages(title: str, text: str, question: str) -> list[BaseMessage]:
     ]
 
 
-def verdict(reply: str) -> str:
-    """YES or NO by the reply's first word (case and punctuation aside); MALFORMED for anything else."""
-    words = normalise(reply).split()
+def verdict(reply: str, structured: bool = False) -> str:
+    """YES or NO by the reply's first word (case and punctuation aside); MALFORMED for anything else. A
+    `structured` reply (asked for REPLY) is read as that JSON string first; one that is not falls to the
+    first word, so a verdict cut short is MALFORMED, counted as any other."""
+    shaped = REPLY.read(reply) if structured else None
+    words = normalise(shaped if shaped is not None else reply).split()
     first = words[0] if words else ""
     return first if first in (YES, NO) else MALFORMED

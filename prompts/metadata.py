@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
+from prompts.structured import UNREAD, ReplyShape
 
 EMPTY_REPLY = '{"sources": [], "days": [], "from": null, "to": null}'
 # The 1.5B model writes JSON's null as a string ("from": "null"); these mean no date, not a bad one.
@@ -60,6 +61,23 @@ SYSTEM = (
 
 GUARD = EchoGuard(own_text=(SYSTEM,), allowed=frozenset({normalise(EMPTY_REPLY)}))
 
+# The reply's shape for structured output: the object the prompt asks for, its four keys and no other
+_DATE = {"type": ["string", "null"]}
+REPLY = ReplyShape(
+    "metadata_filter",
+    {
+        "type": "object",
+        "properties": {
+            "sources": {"type": "array", "items": {"type": "string"}},
+            "days": {"type": "array", "items": {"type": "string"}},
+            "from": _DATE,
+            "to": _DATE,
+        },
+        "required": ["sources", "days", "from", "to"],
+        "additionalProperties": False,
+    },
+)
+
 
 def messages(question: str, sources: list[str]) -> list[BaseMessage]:
     """The system text, then the index's sources (one per line) and the question."""
@@ -81,10 +99,12 @@ class ExtractedFilter:
     days: tuple[str, ...] = ()
 
 
-def parse(text: str) -> tuple[ExtractedFilter | None, list[str]]:
+def parse(text: str, structured: bool = False) -> tuple[ExtractedFilter | None, list[str]]:
     """(the reply's filter, notes on what was wrong with it); None when nothing in it is usable.
 
-    Each defect has one outcome, named in the notes the node records in `fallbacks`:
+    A `structured` reply (asked for REPLY) is read as that object when it is one; when it is not, the
+    object is looked for as in any reply, noted (prompts.structured.UNREAD). Each defect has one outcome,
+    named in the notes the node records in `fallbacks`:
     - no JSON object, or one that does not parse (cut off, Mongo operators written as Python, nested too
       deep or a number too long for the decoder): None, so the node falls back to the source matcher;
     - text around the object: ignored, the first object is read;
@@ -94,16 +114,18 @@ def parse(text: str) -> tuple[ExtractedFilter | None, list[str]]:
     - a date that is not a string or null (a number, a dict): no date, noted (parsing the string itself is
       the node's, which knows the accepted formats); the strings "null" and "none": no date, as meant.
     """
-    start = text.find("{")
-    if start < 0:
-        return None, ["no JSON object"]
-    try:
-        data, _ = json.JSONDecoder().raw_decode(text, start)
-    except (ValueError, RecursionError):  # also nested too deep, or a number too long to convert
-        return None, ["broken JSON object"]
-    if not isinstance(data, dict):
-        return None, ["no JSON object"]
-    notes: list[str] = []
+    data = REPLY.read(text) if structured else None
+    notes = [UNREAD] if structured and data is None else []
+    if data is None:
+        start = text.find("{")
+        if start < 0:
+            return None, [*notes, "no JSON object"]
+        try:
+            data, _ = json.JSONDecoder().raw_decode(text, start)
+        except (ValueError, RecursionError):  # also nested too deep, or a number too long to convert
+            return None, [*notes, "broken JSON object"]
+        if not isinstance(data, dict):
+            return None, [*notes, "no JSON object"]
     sources = _strings(data, "sources", notes)
     days = tuple(day for day in _strings(data, "days", notes) if day.lower() not in _NO_DATE)
     dates: list[str | None] = []

@@ -19,6 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
 from prompts.passages import DATA_RULE, chunk_passage, chunk_prompt_version
+from prompts.structured import ReplyShape
 
 SYSTEM = (
     "You read a passage and write questions that the passage itself answers. Each question must make sense "
@@ -32,6 +33,9 @@ TEMPLATE = "{passage}\n\nWrite {count} questions this passage answers."
 
 GUARD = EchoGuard(own_text=(SYSTEM,))
 
+# The reply's shape for structured output: the questions, one string each (the prompt's lines)
+REPLY = ReplyShape("questions", {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})
+
 # Which prompt wrote an index's questions: part of the writer's identity, so a reworded prompt builds anew.
 VERSION = chunk_prompt_version(SYSTEM, TEMPLATE)
 
@@ -41,6 +45,7 @@ OUTCOMES = (
     "kept",
     "renumbered",  # a list marker ("1.", "2)", "-", "Q3:") taken off a kept question
     "question_mark_added",  # a line that opens like a question but lacks its "?"
+    "structured_unread",  # a structured reply that is not an array of strings: read line by line (per reply)
     "not_a_question",  # neither a "?" nor a question's opening word: a heading, an answer, a remark
     "duplicate",  # the same words as an earlier question of the chunk
     "copied_from_chunk",  # a run of the chunk's own text, not a question about it
@@ -91,8 +96,10 @@ def _lines(text: str) -> list[str]:
     return pieces
 
 
-def parse(reply: str, chunk_text: str, count: int) -> ParsedQuestions:
-    """The questions in a question writer's reply, by these rules (each counted under its OUTCOMES name):
+def parse(reply: str, chunk_text: str, count: int, structured: bool = False) -> ParsedQuestions:
+    """The questions in a question writer's reply, by these rules (each counted under its OUTCOMES name).
+    A `structured` reply (asked for REPLY) gives its array's strings as the lines; one that is not an array
+    of strings is read line by line as any reply (`structured_unread`). Then, line by line:
 
     - list markers ("1.", "2)", "- ", "* ", "Q3:", "Question 4:") are taken off;
     - a line without "?" that opens with a question word gets one; any other line without "?" is dropped;
@@ -103,7 +110,10 @@ def parse(reply: str, chunk_text: str, count: int) -> ParsedQuestions:
     - an empty reply keeps nothing and is counted once.
     """
     parsed = ParsedQuestions()
-    candidates = _lines(reply)
+    shaped = REPLY.read(reply) if structured else None
+    if structured and shaped is None:
+        parsed.counts["structured_unread"] += 1
+    candidates = _lines("\n".join(shaped) if shaped is not None else reply)
     if not candidates:
         parsed.counts["empty_reply"] += 1
         return parsed

@@ -15,6 +15,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from prompts.answer import CUE, INSTRUCTION, UNANSWERABLE, UNANSWERABLE_INSTRUCTION
 from prompts.echo import EchoGuard, normalise
 from prompts.passages import DATA_RULE, format_passages
+from prompts.structured import YES_NO
 from stores.evidence import Evidence
 
 SYSTEM = f"You read numbered passages and answer about them. Use only what the passages say. {DATA_RULE}"
@@ -22,6 +23,9 @@ SYSTEM = f"You read numbered passages and answer about them. Use only what the p
 JUDGE_INSTRUCTION = (
     "Do these passages contain enough information to answer the question? Reply with Yes or No only."
 )
+
+# The judge's reply for structured output: the one word it asks for, as a JSON string
+JUDGE_REPLY = YES_NO
 
 ANSWER_INSTRUCTION = f"{INSTRUCTION} {UNANSWERABLE_INSTRUCTION}\n{CUE}"
 
@@ -65,6 +69,8 @@ def verdict_and_rest(reply: str) -> tuple[bool | None, str]:
     return match.group(1).lower() == "yes", match.group(2).strip()
 
 
-def verdict(reply: str) -> bool | None:
-    """The judge's Yes (True) or No (False); None when the reply starts with neither."""
-    return verdict_and_rest(reply)[0]
+def verdict(reply: str, structured: bool = False) -> bool | None:
+    """The judge's Yes (True) or No (False); None when the reply starts with neither. A `structured` reply
+    (asked for JUDGE_REPLY) is read as that JSON string first."""
+    shaped = JUDGE_REPLY.read(reply) if structured else None
+    return shaped == "Yes" if shaped is not None else verdict_and_rest(reply)[0]

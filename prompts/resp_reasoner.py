@@ -26,6 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from typing_extensions import TypedDict
 
 from prompts.echo import EchoGuard, normalise
+from prompts.structured import ReplyShape
 
 
 class PathwayStep(TypedDict):
@@ -62,6 +63,8 @@ PLAN_INSTRUCTION = (
     "searched. Reply with that question only."
 )
 PLAN_CUE = "Next question:"
+# The plan's reply for structured output: the one question, as a JSON string
+PLAN_REPLY = ReplyShape("next_question", {"type": "string", "minLength": 1})
 _REPEAT_BEFORE = "That question was searched already:"
 _REPEAT_AFTER = "Write a different question, for information that has not been found yet."
 
@@ -127,10 +130,13 @@ def replan_messages(first: Sequence[BaseMessage], reply: str, repeat: str) -> li
     ]
 
 
-def parse_plan(reply: str) -> str:
+def parse_plan(reply: str, structured: bool = False) -> str:
     """The planned sub-question: the reply's first non-empty line without a label, numbering or quotes
-    around it; empty when nothing is left or the reply is only a Yes / No (the judge's task, not a plan)."""
-    line = next((ln.strip() for ln in reply.strip().splitlines() if ln.strip()), "")
+    around it; empty when nothing is left or the reply is only a Yes / No (the judge's task, not a plan).
+    A `structured` reply (asked for PLAN_REPLY) is that JSON string's text, cleaned the same way."""
+    shaped = PLAN_REPLY.read(reply) if structured else None
+    text = shaped if shaped is not None else reply
+    line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
     plan = _PLAN_LABEL.sub("", line).strip().strip(_QUOTES).strip()
     return "" if normalise(plan) in {"", "yes", "no"} else plan
 

@@ -1,7 +1,8 @@
 """A stdlib HTTP server on 127.0.0.1 speaking OpenAI's chat-completions API with canned replies, whole or
 streamed (server-sent events, word by word, usage last when the request asks for it), and faults on demand
 (a 429 with Retry-After, a 500, a connection dropped mid-request; with status 200, a body that is not
-JSON or is cut short, an empty `choices`, an empty completion).
+JSON or is cut short, an empty `choices`, an empty completion), and, as a server without structured output
+does, a 400 for any request that carries a `response_format` (`refuse_response_format`).
 
 Named for what it is: it stands in for a remote provider where a test is about what happens around the
 LLM (stores, concurrency, retries, tracing), never about what an LLM would answer. The client side is the
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Fault = Literal["429", "500", "drop", "not-json", "truncated", "no-choices", "empty"]
+Fault = Literal["429", "500", "drop", "not-json", "truncated", "no-choices", "empty", "refused"]
 # Faults answered with status 200, as a misbehaving server does: a body that is not JSON, a completion cut
 # short, one with an empty `choices` list, one whose content is empty (no completion tokens either)
 _BROKEN_REPLIES = ("not-json", "truncated", "no-choices", "empty")
@@ -38,8 +39,9 @@ class Request:
 
     prompt: str
     arrived: float
-    outcome: str  # "ok" or the fault
+    outcome: str  # "ok", the fault, or "refused" (a response_format refused)
     headers: dict[str, str]
+    response_format: dict[str, Any] | None = None
 
 
 @dataclass
@@ -47,12 +49,14 @@ class OpenAIStub:
     """`reply(prompt)` gives the completion; `fault(prompt, earlier)` a fault for a request, given how many
     requests with the same prompt came before it, or None to answer. `delay` holds each answer back, so
     concurrent requests overlap (`max_in_flight` counts how many did at once). `streamed(prompt, words)` is
-    called each time a streamed reply has sent `words` words, so a test can hold a reply mid-stream."""
+    called each time a streamed reply has sent `words` words, so a test can hold a reply mid-stream. With
+    `refuse_response_format`, a request asking for a reply's shape gets a 400 naming `response_format`."""
 
     reply: Callable[[str], str]
     fault: Callable[[str, int], Fault | None] = lambda prompt, earlier: None
     delay: float = 0.0
     streamed: Callable[[str, int], None] = lambda prompt, words: None
+    refuse_response_format: bool = False
     base_url: str = ""
     requests: list[Request] = field(default_factory=list)
     max_in_flight: int = 0
@@ -61,11 +65,12 @@ class OpenAIStub:
 
     def handle(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[Fault | None, str]:
         """Record the request and decide its answer: (fault or None, reply text)."""
-        prompt = prompt_of(body)
+        prompt, shape = prompt_of(body), body.get("response_format")
         with self._lock:
             earlier = sum(1 for request in self.requests if request.prompt == prompt)
-            fault = self.fault(prompt, earlier)
-            self.requests.append(Request(prompt, time.monotonic(), fault or "ok", headers))
+            fault: Fault | None = "refused" if shape and self.refuse_response_format else None
+            fault = fault or self.fault(prompt, earlier)
+            self.requests.append(Request(prompt, time.monotonic(), fault or "ok", headers, shape))
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
@@ -140,6 +145,11 @@ def serve(stub: OpenAIStub) -> Iterator[OpenAIStub]:
                 return
             if fault is None or fault in _BROKEN_REPLIES:
                 self._send(200, _body(fault, body.get("model", "stub"), text, str(body["messages"])), {})
+                return
+            if fault == "refused":  # worded as OpenAI words a parameter it does not take
+                message = "Unrecognized request argument supplied: response_format"
+                error = {"error": {"message": message, "type": "invalid_request_error"}}
+                self._send(400, json.dumps(error).encode(), {})
                 return
             status, retry = (429, {"retry-after": "1"}) if fault == "429" else (500, {})
             error = {"error": {"message": f"injected {status}", "type": "server_error"}}

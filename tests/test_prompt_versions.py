@@ -94,7 +94,8 @@ def test_a_data_file_a_role_names_is_part_of_its_text(root: Path) -> None:
 
 def test_a_methods_roles_are_the_prompts_its_code_reaches() -> None:
     roles = {method: set(versions.prompt_versions(method)) for method in METHODS}
-    assert roles["naive"] == {"answer", "echo", "metadata", "passages"}  # no decompose: a type only
+    # no decompose (a type only); `structured` for the metadata extractor's reply shape
+    assert roles["naive"] == {"answer", "echo", "metadata", "passages", "structured"}
     assert {"decompose", "reader", "rewrite", "summarize", "integrate"} <= roles["chainrag"]
     assert {"ircot", "demonstrations"} <= roles["ircot"]
     assert {"resp_generator", "resp_reasoner", "resp_summarizer"} <= roles["resp"]

@@ -22,6 +22,7 @@ from nodes.llm import LLMGateway
 from nodes.state import LLMUsage, next_round
 from prompts import answer, reader, resp_generator, resp_reasoner, resp_summarizer
 from prompts.resp_reasoner import PathwayStep
+from prompts.structured import UNREAD
 from stores.evidence import Evidence
 
 # The judge's verdict is its first word: a few tokens hold it, and the rest would only cost time.
@@ -178,9 +179,15 @@ class PlanNext:
     def __call__(self, state: ReSPState, runtime: Runtime[ReSPContext]) -> dict:
         ctx = context_of(runtime.context, ReSPContext)
         messages = resp_reasoner.plan_messages(known(state), state["question"])
-        reply = self.llm.complete("reasoner", messages, max_tokens=ctx.step_tokens, guard=resp_reasoner.GUARD)
-        usage, plan = [reply.usage], resp_reasoner.parse_plan(reply.text)
-        fallbacks: list[str] = []
+        reply = self.llm.complete(
+            "reasoner",
+            messages,
+            max_tokens=ctx.step_tokens,
+            guard=resp_reasoner.GUARD,
+            shape=resp_reasoner.PLAN_REPLY,
+        )
+        usage, plan = [reply.usage], resp_reasoner.parse_plan(reply.text, reply.structured)
+        fallbacks = [f"plan: {UNREAD}"] if reply.unread() else []
         if plan and resp_reasoner.is_repeat(plan, searched(state)):
             fallbacks.append(f"plan: {plan!r} was searched already: asked again, naming it")
             again = self.llm.complete(
@@ -188,9 +195,11 @@ class PlanNext:
                 resp_reasoner.replan_messages(messages, reply.text, plan),
                 max_tokens=ctx.step_tokens,
                 guard=resp_reasoner.GUARD,
+                shape=resp_reasoner.PLAN_REPLY,
             )
             usage.append(again.usage)
-            plan = resp_reasoner.parse_plan(again.text)
+            plan = resp_reasoner.parse_plan(again.text, again.structured)
+            fallbacks += [f"plan: asked again: {UNREAD}"] if again.unread() else []
             if plan and resp_reasoner.is_repeat(plan, searched(state)):
                 ending = "the generator answers from the memories"
                 fallbacks.append(f"plan: the new plan {plan!r} was searched already too: {ending}")
