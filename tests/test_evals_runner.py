@@ -328,6 +328,7 @@ def test_run_writes_a_run_line_then_one_result_per_method_and_question(
         "completion_tokens": 3,
         "cache_hits": 0,
         "echoes": 0,
+        "structured_refused": 0,
         "seconds": 0.5,
     }
     assert q1["thread_id"] == thread_id("one", "q1") and q1["seconds"] >= 0
