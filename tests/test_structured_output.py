@@ -19,13 +19,17 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
+from langgraph.runtime import Runtime
 from openai_stub import OpenAIStub, serve
 from test_openai_compatible import ALIAS, MODEL, llama_server  # noqa: F401  (the server fixture)
 
+from graphs.resp.context import ReSPContext
+from graphs.resp.steps import PlanNext
 from hopgraph.evaluate import method_versions
 from hopgraph.local_model import LocalLlamaChat
 from hopgraph.providers import build_chat_model
 from hopgraph.settings import RoleSettings, Settings
+from nodes.decompose import Decompose
 from nodes.judge import JudgeSufficiency
 from nodes.llm import LLMGateway, ResponseCache, RoleModel, response_format
 from nodes.questions import LLMQuestionWriter
@@ -75,6 +79,33 @@ def test_plan_reads_the_json_string_unescaped() -> None:
     assert resp_reasoner.parse_plan('"Who wrote \\"Dune\\"?"', structured=True) == 'Who wrote "Dune"?'
     assert resp_reasoner.parse_plan('"Who wrote \\"Dune\\"?"') == 'Who wrote \\"Dune\\"?'  # free text
     assert resp_reasoner.PLAN_REPLY.read('"Who wrote') is None  # cut short: the tolerant reading's
+
+
+@pytest.mark.parametrize(
+    ("reply", "plan", "fallbacks"),
+    [
+        ('"Who wrote \\"Dune\\"?"', 'Who wrote "Dune"?', []),
+        ('"Who wrote Dune?', "Who wrote Dune?", [f"plan: {UNREAD}"]),  # cut short: read as free text
+    ],
+)
+def test_the_planner_node_records_a_plan_that_is_not_its_shape(
+    reply: str, plan: str, fallbacks: list
+) -> None:
+    with serve(OpenAIStub(reply=lambda prompt: reply)) as stub:
+        gateway = LLMGateway({}, _remote_model(stub.base_url), structured=True)
+        update = PlanNext(gateway)(
+            {"question": "When was Dune's author born?"}, Runtime(context=ReSPContext())
+        )
+    assert (update["sub_question"], update["fallbacks"]) == (plan, fallbacks)
+    assert stub.requests[0].response_format == response_format("openai", resp_reasoner.PLAN_REPLY)
+
+
+def test_the_decomposer_node_records_a_reply_that_is_not_its_shape() -> None:
+    with serve(OpenAIStub(reply=lambda prompt: 'Sub-questions: ["Who wrote Dune?"]')) as stub:
+        gateway = LLMGateway({}, _remote_model(stub.base_url), structured=True)
+        update = Decompose(gateway)({"question": "When was Dune's author born?"}, Runtime(context=None))
+    assert update["sub_questions"] == ["Who wrote Dune?"]
+    assert update["fallbacks"] == [f"decompose: {UNREAD}"]
 
 
 def test_metadata_filter_reads_the_object_and_notes_a_reply_that_is_not_it() -> None:
