@@ -31,6 +31,9 @@ from hopgraph.api import build_graph, index_corpus
 from hopgraph.options import MethodVariant, parse_methods, typed_options
 from hopgraph.providers import ConfigError, treehop_checkpoint_of
 from hopgraph.settings import SECRET_FIELDS, RoleSettings, Settings
+from nodes.edge_judge import ROLE as EDGE_JUDGE
+from nodes.questions import ROLE as QUESTION_WRITER
+from stores.extra_registry import in_build_order
 from stores.index import BuildResult
 from stores.redaction import redact
 
@@ -96,10 +99,10 @@ def method_versions(method: str, settings: Settings) -> dict[str, str]:
     """What a method's answers depend on besides its context and the models, for its settings key: the
     text of its prompts (role -> hash, graphs.prompt_versions) and, for a method loading trained weights,
     their file (CHECKPOINT -> hash): a folder never holds answers of two checkpoints under one label; with
-    structured output on, for a method with a shaped role, STRUCTURED_OUTPUT -> "on" (the shapes' text is
-    in their roles' hashes), so answers with and without it never share a label."""
+    structured output on, for a method with a shaped role or an index extra one writes, STRUCTURED_OUTPUT ->
+    "on" (the shapes' text is in their roles' hashes), so answers with and without it never share a label."""
     versions = dict(prompt_versions(method))
-    if settings.structured_output and shaped_roles(method):
+    if settings.structured_output and (shaped_roles(method) or _written_by_shaped_roles(method)):
         versions[STRUCTURED_OUTPUT] = "on"
     if method in CHECKPOINTS:
         path = CHECKPOINTS[method](settings)
@@ -107,6 +110,14 @@ def method_versions(method: str, settings: Settings) -> dict[str, str]:
             raise ConfigError(f"{method}'s checkpoint {path} is not a file: set treehop_checkpoint to one.")
         versions[CHECKPOINT] = hashlib.sha256(path.read_bytes()).hexdigest()[:10]
     return versions
+
+
+def _written_by_shaped_roles(method: str) -> bool:
+    """Whether an index extra `method` retrieves from is written by an LLM role with a reply shape (QuOTE's
+    and BiQOG's questions, BiQOG's edges): the index keeps the name it has either way, so the key must
+    tell the answers apart."""
+    models = {name for extra in in_build_order(extras_for(method)) for name in extra.models}
+    return bool(models & {QUESTION_WRITER, EDGE_JUDGE})
 
 
 def model_identity(summary: Mapping[str, Any]) -> dict[str, Any]:
