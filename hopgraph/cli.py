@@ -308,11 +308,14 @@ def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
     for usage in update.get("usage", []):
         cached = " (response cache)" if usage["cache_hits"] else ""
         echoes = f", [red]{usage['echoes']} echo(es) of the prompt[/]" if usage.get("echoes") else ""
+        refused = (
+            ", [red]structured output refused: asked without it[/]" if usage.get("structured_refused") else ""
+        )
         console.print(
             f"  [magenta]LLM[/] {usage['role']}: {usage['calls']} call, "
             f"{usage['prompt_tokens']} prompt tokens "
             f"({usage['cached_tokens']} reused), {usage['completion_tokens']} completion, "
-            f"{usage['seconds']:.2f} s{cached}{echoes}"
+            f"{usage['seconds']:.2f} s{cached}{echoes}{refused}"
         )
 
 

@@ -189,6 +189,18 @@ def test_a_server_taking_response_format_gets_the_schema_and_the_cache_keys_it_a
     }
 
 
+def test_a_streamed_reply_from_a_server_taking_response_format_is_the_reply_once() -> None:
+    """LangGraph's stream_mode="messages" streams the call: with response_format, ChatOpenAI streams through
+    the SDK's structured-output helper, which must give the reply's words once, not again at its end."""
+    split = '["Who wrote Dune?", "When was it published?"]'
+    with serve(OpenAIStub(reply=lambda prompt: split)) as stub:
+        model = _remote_model(stub.base_url).model
+        bound = model.bind(max_tokens=30, response_format=response_format("openai", decompose.REPLY))
+        chunks = [str(chunk.content) for chunk in bound.stream(SPLIT_PROMPT)]
+    assert "".join(chunks) == split and len([c for c in chunks if c]) > 1
+    assert stub.requests[0].response_format == response_format("openai", decompose.REPLY)
+
+
 def test_the_evaluation_key_and_an_index_extras_identity_follow_the_setting() -> None:
     off, on = Settings(structured_output=False), Settings(structured_output=True)
     shaped = ("decomposition", "naive_qd", "chainrag", "resp", "multimeta", "naive", "quote", "biqog")
