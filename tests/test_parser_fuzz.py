@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from datetime import date
 from typing import Any
 
@@ -46,6 +47,7 @@ from prompts import (
 from prompts import metadata as metadata_prompt
 from prompts.decompose import SubQuestionCount
 from prompts.echo import NUDGE, EchoGuard, normalise
+from prompts.structured import UNREAD, fits
 from stores.metadata import MetadataInfo, MetadataParams
 from tests.test_metadata_filter import INFO, SOURCES
 
@@ -513,3 +515,39 @@ def test_a_reply_copying_a_clause_of_the_prompt_is_an_echo(
 ) -> None:
     clause = data.draw(st.sampled_from(guard.clauses()))
     assert guard.find(f"{before}\n{clause}\n{after}", []) is not None
+
+
+# ---- structured output: a reply not of its shape is read as the free-text parser reads it, noted
+
+
+@FUZZ
+@given(REPLIES, QUESTIONS, st.integers(-1, 6))
+@example('["a", "b"]', "q?", 3)
+@example('"Yes"', "q?", 3)
+@example('{"sources": [], "days": [], "from": null, "to": null}', "q?", 3)
+def test_a_reply_not_of_its_shape_gets_the_tolerant_parsers_reading_and_a_note(
+    reply: str, question: str, limit: int
+) -> None:
+    shapes = (decompose.REPLY, metadata_prompt.REPLY, reader.JUDGE_REPLY, resp_reasoner.PLAN_REPLY)
+    for shape in (*shapes, questions.REPLY, edge_judge.REPLY):
+        value = shape.read(reply)
+        assert value is None or fits(value, shape.schema)
+    subs, fallback = decompose.parse(reply, question, limit, structured=True)
+    assert 1 <= len(subs) <= max(1, limit)
+    extracted, notes = metadata_prompt.parse(reply, structured=True)
+    parsed = questions.parse(reply, reply, limit, structured=True)
+    if decompose.REPLY.read(reply) is None:
+        plain = decompose.parse(reply, question, limit)
+        assert subs == plain[0] and fallback == "; ".join(filter(None, (UNREAD, plain[1])))
+    if metadata_prompt.REPLY.read(reply) is None:
+        plain_filter, plain_notes = metadata_prompt.parse(reply)
+        assert (extracted, notes) == (plain_filter, [UNREAD, *plain_notes])
+    if questions.REPLY.read(reply) is None:
+        plain_questions = questions.parse(reply, reply, limit)
+        assert parsed.questions == plain_questions.questions
+        assert parsed.counts == plain_questions.counts + Counter(structured_unread=1)
+    if reader.JUDGE_REPLY.read(reply) is None:
+        assert reader.verdict(reply, structured=True) == reader.verdict(reply)
+        assert edge_judge.verdict(reply, structured=True) == edge_judge.verdict(reply)
+    if resp_reasoner.PLAN_REPLY.read(reply) is None:
+        assert resp_reasoner.parse_plan(reply, structured=True) == resp_reasoner.parse_plan(reply)
