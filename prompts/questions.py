@@ -33,7 +33,8 @@ TEMPLATE = "{passage}\n\nWrite {count} questions this passage answers."
 
 GUARD = EchoGuard(own_text=(SYSTEM,))
 
-# The reply's shape for structured output: the questions, one string each (the prompt's lines)
+# The reply's shape for structured output: the prompt's lines, one string each (a grammar cannot say "one per
+# line" as surely as an array does; the prompt keeps its wording either way)
 REPLY = ReplyShape("questions", {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})
 
 # Which prompt wrote an index's questions: part of the writer's identity, so a reworded prompt builds anew.

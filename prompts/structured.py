@@ -7,9 +7,10 @@ reply with `ReplyShape.read` first: plain JSON of exactly that shape. Anything e
 limit, a server that ignored the request) goes to the role's tolerant parser, as every reply does with the
 setting off, and the parser notes `UNREAD` in what it records.
 
-Each shape is the one its prompt already asks for (a JSON array of sub-questions, a bare "Yes" / "No"
-verdict as the JSON string `"Yes"`), so the tolerant parsers read a structured reply too and the prompts
-need no other wording. OpenAI's own API takes only an object at a schema's root: it refuses the array,
+Each shape is what its prompt already asks for, written as JSON (a JSON array of sub-questions, a bare
+"Yes" / "No" verdict as the JSON string `"Yes"`, the planned question as a JSON string; the question writer's
+lines as an array of strings), so the prompts read the same with the setting on or off (one wording, one
+KV prefix) and the tolerant parsers read most structured replies too. OpenAI's own API takes only an object at a schema's root: it refuses the array,
 string and enum shapes, and the gateway then asks that role without one (nodes.llm).
 """
 
