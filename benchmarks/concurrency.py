@@ -187,7 +187,7 @@ def main() -> None:
         local = base.model_copy(update={"checkpointer": f"sqlite:///{workdir / 'checkpoints.sqlite'}"})
         benchmark = load_benchmark(args.dataset, args.data, args.limit)
         extras = sorted({extra for variant in variants for extra in extras_for(variant.method)})
-        built = index_corpus(benchmark.corpus, index_name(benchmark), local, extras=extras)
+        built = index_corpus(benchmark.corpus, index_name(benchmark, local), local, extras=extras)
         print(f"{args.dataset}, first {args.limit} questions; index {built.manifest.name} ({built.status})")
         cells: dict[tuple[str, str], tuple[float, int, int]] = {}
         if not args.no_in_process:

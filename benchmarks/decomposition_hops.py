@@ -69,7 +69,7 @@ def main() -> None:
 
     settings = Settings().model_copy(update={"llm_cache": True})
     bench = load_benchmark("multihop_rag", DATA, args.limit)
-    name = index_name(bench)
+    name = index_name(bench, settings)
     built = index_corpus(bench.corpus, name, settings)
     print(f"index {name}: {built.status}, {built.manifest.chunks} chunks")
     services = services_for(settings)

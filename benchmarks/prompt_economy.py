@@ -200,7 +200,7 @@ def main() -> None:
     settings = Settings()
     benchmark = load_benchmark(args.dataset, args.data, args.limit)
     extras = sorted({extra for method in methods for extra in extras_for(method)})
-    built = index_corpus(benchmark.corpus, index_name(benchmark), settings, extras=extras)
+    built = index_corpus(benchmark.corpus, index_name(benchmark, settings), settings, extras=extras)
     print(f"{args.dataset}, first {args.limit} questions; index {built.manifest.name} ({built.status})")
     cells: dict[tuple[str, int], Cell] = {}
     with tempfile.TemporaryDirectory(prefix="hopgraph-prompt-economy-") as tmp:

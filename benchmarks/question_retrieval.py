@@ -352,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         subset = make_subset(source, out, args.queries)
     else:
         subset = paragraph_subset(args.dataset, source, out, args.queries)
-    name = index_name(subset.benchmark)
+    name = index_name(subset.benchmark, settings)
     params = question_params(args.questions_per_chunk, args.max_chunks)
     cost = build_cost(subset, name, settings, params)
     print_composition(subset, cost)

@@ -136,7 +136,7 @@ def main() -> None:
 
     settings = Settings()
     bench = load_benchmark("multihop_rag", DATA)
-    name = index_name(bench)
+    name = index_name(bench, settings)
     started = time.perf_counter()
     built = index_corpus(bench.corpus, name, settings, extras=["sentence_graph"])
     print(f"index {name}: {built.status}, {time.perf_counter() - started:.0f} s")

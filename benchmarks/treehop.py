@@ -136,7 +136,7 @@ def main() -> None:
     bench = load_benchmark(args.dataset, DATA / args.dataset / DATASETS[args.dataset], args.limit)
     wanted = set(args.types.split(",")) if args.dataset == "multihop_rag" else None
     questions = [q for q in bench.examples if q.evidence and (wanted is None or q.question_type in wanted)]
-    name = index_name(bench)
+    name = index_name(bench, settings)
     built = index_corpus(bench.corpus, name, settings)
     print(f"{args.dataset}: {len(questions)} questions of the first {args.limit}; index {name}: "
           f"{built.status}, {built.manifest.chunks} chunks of 256 tokens")  # fmt: skip

@@ -229,6 +229,15 @@ def question_params(
     return params
 
 
+def index_params(settings: Settings) -> IndexParams:
+    """The chunking and metadata-line settings an index is built with."""
+    return IndexParams(
+        chunk_size=settings.chunk_size,
+        chunk_overlap=settings.chunk_overlap,
+        embed_metadata=list(settings.embed_metadata),
+    )
+
+
 def index_corpus(
     path: str | Path | list[Document],
     name: str,
@@ -274,11 +283,7 @@ class _BuildPlan:
         extras: Sequence[str] | None,
         extra_params: Mapping[str, Any] | None,
     ) -> _BuildPlan:
-        params = IndexParams(
-            chunk_size=settings.chunk_size,
-            chunk_overlap=settings.chunk_overlap,
-            embed_metadata=list(settings.embed_metadata),
-        )
+        params = index_params(settings)
         wanted = _wanted_extras(services.indexes.store, name, method, extras, extra_params)
         # an extra's models are named after the Services attribute that provides them; none loads unneeded
         models = {

@@ -13,6 +13,7 @@ evaluation does not pay for the same completion twice.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, fields
@@ -27,12 +28,13 @@ from evals.report import write_report
 from evals.runner import CHECKPOINT, STRUCTURED_OUTPUT, ProgressFn, recorded_run_name, run, writing
 from graphs.prompt_versions import prompt_versions, shaped_roles
 from graphs.registry import extras_for
-from hopgraph.api import build_graph, index_corpus
+from hopgraph.api import build_graph, index_corpus, index_params
 from hopgraph.options import MethodVariant, parse_methods, typed_options
 from hopgraph.providers import ConfigError, treehop_checkpoint_of
 from hopgraph.settings import SECRET_FIELDS, RoleSettings, Settings
 from nodes.edge_judge import ROLE as EDGE_JUDGE
 from nodes.questions import ROLE as QUESTION_WRITER
+from stores.documents import Document
 from stores.extra_registry import in_build_order
 from stores.index import BuildResult
 from stores.redaction import redact
@@ -44,14 +46,35 @@ _MODEL_FIELDS = ("local_model_path", "embedding_model", "embedding_backend", "re
 _RENAMED_RERANKERS = {"none": "embedding"}
 
 
-def index_name(benchmark: Benchmark) -> str:
-    """eval-DATASET-HASH, HASH from the corpus's document ids.
+def index_name(benchmark: Benchmark, settings: Settings) -> str:
+    """eval-DATASET-HASH, HASH from the corpus's document ids; with `-SETTINGS` after it, a hash of the
+    index settings that differ from the defaults (`index_settings`).
 
     The same questions (and so the same corpus) map to the same index, which index_corpus then finds
     unchanged; a different --limit of a per-question-context dataset is a different corpus and gets its own.
+    Runs that compare index settings (chunk sizes, the metadata line, an embedder) each keep their own
+    index: under one name, interleaved runs would rebuild it at every switch, and two at once would wait
+    on each other's builds. Defaults add nothing, so indexes built before 2026-11-26 keep their names.
     """
     ids = "\n".join(sorted(doc.id for doc in benchmark.corpus))
-    return f"eval-{benchmark.name}-{hashlib.sha256(ids.encode('utf-8')).hexdigest()[:10]}"
+    name = f"eval-{benchmark.name}-{hashlib.sha256(ids.encode('utf-8')).hexdigest()[:10]}"
+    chosen = index_settings(settings, benchmark.corpus)
+    defaults = index_settings(Settings.model_construct(), benchmark.corpus)
+    changed = {key: value for key, value in chosen.items() if value != defaults[key]}
+    if not changed:
+        return name
+    digest = hashlib.sha256(json.dumps(changed, sort_keys=True).encode("utf-8")).hexdigest()[:8]
+    return f"{name}-{digest}"
+
+
+def index_settings(settings: Settings, corpus: Sequence[Document]) -> dict[str, Any]:
+    """What decides an index's content: its chunking and metadata line as this corpus carries them (a field
+    no document has changes nothing), and the embedder."""
+    params = index_params(settings).carried_by(corpus)
+    return asdict(params) | {
+        "embedding_model": settings.embedding_model,
+        "embedding_backend": settings.embedding_backend,
+    }
 
 
 def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
@@ -217,7 +240,7 @@ def evaluate(
     compiled = {v.method: build_graph(v.method, settings) for v in variants}
     contexts = _variant_contexts(variants, compiled, context or {}, DATASET_OPTIONS.get(dataset, {}))
     benchmark = load_benchmark(dataset, data_path, limit)
-    name = index_name(benchmark)
+    name = index_name(benchmark, settings)
     # one index serves every method of the run: with every extra a method of the run retrieves from, and
     # whatever else the index already has, so a baseline run never drops an extra built earlier
     needed = sorted({extra for v in variants for extra in extras_for(v.method)})

@@ -119,7 +119,7 @@ def dataset_paths(
     evaluated, evaluated_articles = evaluated_questions(dataset, folder)
     if shared_articles:
         evaluated_articles = set()
-    name = index_name(benchmark)
+    name = index_name(benchmark, settings)
     index_corpus(benchmark.corpus, name, settings, progress=progress)
     index = services_for(settings).indexes.open(name)
     chunks = index.all_chunks()

@@ -262,7 +262,7 @@ def test_eval_builds_its_index_with_the_questions_and_judge_options_and_records_
         app, [*args, "--methods", "quote,biqog", "--out", str(tmp_path / "run"), *options]
     )
     assert ran.exit_code == 0, ran.output
-    name = index_name(load_benchmark("multihop_rag", data))
+    name = index_name(load_benchmark("multihop_rag", data), settings)
     manifest = services_for(settings).indexes.store.current_manifest(name)
     questions, graph = manifest.extras[QUESTIONS.name], manifest.extras[QUESTION_GRAPH.name]
     assert questions.params == QuestionParams(per_chunk=2)

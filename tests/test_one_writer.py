@@ -26,6 +26,7 @@ from embedders import MiniLM
 from evals.datasets import load_benchmark
 from evals.runner import latest_results, read_records, results_path
 from hopgraph.evaluate import index_name
+from hopgraph.settings import Settings
 from stores.index import IndexStore, Manifest
 from stores.locks import LOCK_FILE, holder, writer_lock
 from tests import tiny_hotpot
@@ -248,7 +249,7 @@ def test_two_fresh_evaluations_wait_for_one_another_and_share_one_index(
     env, _ = eval_env
     data = tiny_hotpot.write(tmp_path / "tiny")
     benchmark = load_benchmark("hotpotqa", data, QUESTIONS)
-    name = index_name(benchmark)
+    name = index_name(benchmark, Settings(data_dir=data_dir))
     with writer_lock(data_dir / "indexes" / name / LOCK_FILE, "this test", wait=False):
         processes.extend(eval_command(data, tmp_path / run, env) for run in ("run-a", "run-b"))
         for proc in processes:

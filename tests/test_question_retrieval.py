@@ -158,9 +158,9 @@ def test_the_command_prints_the_cost_builds_and_scores_every_row(
     assert row(output, "- paper (full corpus)") == [5.0, 21.0, 27.1, 51.5]
     # `hopgraph eval --data OUT` finds this index complete (its name and corpus are the evaluation's)
     subset = load_benchmark("multihop_rag", out)
-    assert index_corpus(subset.corpus, index_name(subset), settings, extras=["question_graph"]).status == (
-        "unchanged"
-    )
+    assert index_corpus(
+        subset.corpus, index_name(subset, settings), settings, extras=["question_graph"]
+    ).status == ("unchanged")
 
 
 @pytest.mark.usefixtures("scripted_judge_cli")
@@ -228,7 +228,7 @@ def test_a_paragraph_dataset_is_measured_on_the_index_eval_uses_and_the_peers_re
     assert all(g.char_start is not None for q in copy.examples for g in q.evidence)
     # `hopgraph eval --dataset hotpotqa --limit 2 --questions-per-chunk 2` finds this index complete
     built = index_corpus(
-        benchmark.corpus, index_name(benchmark), settings, extras=["question_graph"],
+        benchmark.corpus, index_name(benchmark, settings), settings, extras=["question_graph"],
         extra_params=question_params(2),
     )  # fmt: skip
     assert built.status == "unchanged"

@@ -191,3 +191,25 @@ def test_the_model_identity_of_a_summary_names_each_role_model(tmp_path: Path) -
     )
     assert model_identity(now) == model_identity({**now, "roles": {}, "reranker": "none"})
     assert model_identity(now)["llm"] == "local" and "llm.judge" not in model_identity(now)
+
+
+def test_each_choice_of_index_settings_gets_its_own_evaluation_index(tmp_path: Path) -> None:
+    """Interleaved runs comparing chunk sizes or the metadata line must not rebuild one index at every
+    switch: their index names differ, the defaults keep the name indexes had before, and a metadata field
+    no document carries changes nothing."""
+    from evals.datasets import load_benchmark
+    from hopgraph.evaluate import index_name
+
+    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
+    news = load_benchmark("multihop_rag", shared / "multihop_rag", 5)
+    wiki = load_benchmark("hotpotqa", shared / "hotpotqa", 5)
+    defaults = Settings(data_dir=tmp_path)
+    name = index_name(news, defaults)
+    assert name.startswith("eval-multihop_rag-") and len(name.split("-")) == 3  # as before
+    without_line = index_name(news, Settings(data_dir=tmp_path, embed_metadata=[]))
+    finer = index_name(news, Settings(data_dir=tmp_path, chunk_size=128))
+    assert len({name, without_line, finer}) == 3
+    assert without_line.startswith(f"{name}-") and finer.startswith(f"{name}-")
+    assert index_name(news, Settings(data_dir=tmp_path, chunk_size=128)) == finer  # stable
+    # HotpotQA's paragraphs carry no source or date: the metadata line's setting does not split its index
+    assert index_name(wiki, Settings(data_dir=tmp_path, embed_metadata=[])) == index_name(wiki, defaults)

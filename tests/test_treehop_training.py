@@ -199,7 +199,7 @@ def test_no_training_path_touches_a_document_an_evaluated_question_uses(
     assert paths and counts["uses_an_evaluated_article"] >= len(overlapping) > 0
     assert not any(set(path.articles) & used for path in paths)
     trained_on = load_benchmark("musique", data / TRAINING_FILES["musique"])
-    chunks = services_for(settings).indexes.open(index_name(trained_on)).all_chunks()
+    chunks = services_for(settings).indexes.open(index_name(trained_on, settings)).all_chunks()
     used_rows = pool[[row for row, chunk in enumerate(chunks) if chunk.doc_id in used]]
     negatives = np.concatenate([path.negatives.reshape(-1, pool.shape[1]) for path in paths])
     assert len(used_rows) and not (negatives[:, None, :] == used_rows[None, :, :]).all(axis=-1).any()
