@@ -164,7 +164,11 @@ def _open_saver(url: str) -> BaseCheckpointSaver:
         path = Path(url.removeprefix("sqlite:///"))
         path.parent.mkdir(parents=True, exist_ok=True)
         saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=checkpoint_serializer())
-        saver.setup()
+        saver.setup()  # WAL journal
+        # In WAL mode, synchronous=NORMAL leaves a commit in the log without waiting for the disk: it survives
+        # the process's death (a kill -9, which resuming needs) though not the machine's power loss, and a
+        # step's writes cost 0.4 ms instead of 4 ms a commit here (a NaiveRAG question commits about ten).
+        saver.conn.execute("PRAGMA synchronous=NORMAL")
         return saver
     if url.startswith(("postgresql://", "postgres://")):
         try:
