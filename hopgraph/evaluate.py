@@ -93,6 +93,7 @@ def settings_summary(settings: Settings, built: BuildResult) -> dict[str, Any]:
         "documents": m.documents,
         "chunks": m.chunks,
         "embedding_model": m.embedding_model,
+        "embedding_backend": m.embedding_backend,
         "chunk_size": m.params.chunk_size,
         "chunk_overlap": m.params.chunk_overlap,
         "embed_metadata": m.params.embed_metadata,

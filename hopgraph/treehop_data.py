@@ -228,4 +228,4 @@ def train_treehop(
         train_paths=len(data.split(held_out=False)),
         held_out_paths=len(data.split(held_out=True)),
     )
-    return train(data, recipe, out, record, services_for(settings).embedder.name, progress, report)
+    return train(data, recipe, out, record, services_for(settings).embedder.space, progress, report)

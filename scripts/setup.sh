@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Set up hopgraph on this machine: .venv, the CPU torch pin, llama.cpp, the package with its extras, and
-# the embedded model assembled. Every step is skipped when already done, so running it again is cheap.
+# Set up hopgraph on this machine: .venv, the CPU torch pin, llama.cpp, the package with its extras, the
+# embedded model assembled and the embedder exported for the onnx backends (both by `hopgraph model`,
+# offline). Every step is skipped when already done, so running it again is cheap.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

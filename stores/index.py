@@ -59,6 +59,8 @@ COLLECTION = CHUNK_COLLECTION
 EMBED_BATCH = 64
 FUSION_DEPTH = 50
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# The backend of every build made before manifests recorded one; its builds keep the ids they had.
+LEGACY_BACKEND = "sentence-transformers"
 _BUILD_ID = re.compile(r"[0-9a-f]{16}")  # what _build_id makes: the only names a build folder has
 _INCOMPLETE = ".incomplete"
 _MANIFEST = "manifest.json"
@@ -113,6 +115,12 @@ class Manifest:
     created_at: str
     seconds: float
     extras: dict[str, Any] = field(default_factory=dict)  # extra name -> its info, in build order
+    embedding_backend: str = LEGACY_BACKEND  # what computed the vectors (older manifests: the torch default)
+
+    def embedded_by(self, embedder: Embedder) -> bool:
+        """Whether `embedder` computes the vectors this index holds: the same model through the same backend
+        (vectors of two backends never mix in one index, nor is one searched with the other's)."""
+        return (self.embedding_model, self.embedding_backend) == (embedder.name, embedder.backend)
 
     def to_json(self) -> str:
         """Serialise for manifest.json (indented: people read it to see what an index holds)."""
@@ -530,7 +538,7 @@ class IndexStore:
         one left (`current` may now be this very build, or a build to reuse vectors from)."""
         index_dir = self._index_dir(name)
         digest = corpus_hash(docs)
-        build_id = _build_id(digest, embedder.name, params, _extra_keys(wanted, models))
+        build_id = _build_id(digest, embedder, params, _extra_keys(wanted, models))
         current = self.current_manifest(name)
         if current is not None and current.build_id == build_id:
             return BuildResult(current, "unchanged", time.perf_counter() - started)
@@ -540,11 +548,11 @@ class IndexStore:
         # chunk part whole, and the extras it keeps unchanged, instead of chunking, embedding and
         # BM25-indexing it again.
         same_chunks = None
-        chunked_alike = (digest, embedder.name, params)
         if (
             current is not None
             and not self.chroma.started(name, build_id, build_dir, COLLECTION)
-            and (current.corpus_hash, current.embedding_model, current.params) == chunked_alike
+            and (current.corpus_hash, current.params) == (digest, params)
+            and current.embedded_by(embedder)
         ):
             same_chunks = current
         kept = _kept_extras(same_chunks, wanted, models)
@@ -587,6 +595,7 @@ class IndexStore:
             corpus_hash=digest,
             corpus_path=corpus_path,
             embedding_model=embedder.name,
+            embedding_backend=embedder.backend,
             dimension=embedder.dimension,
             params=params,
             documents=len(docs),
@@ -689,7 +698,7 @@ class IndexStore:
                 if (
                     current is not None
                     and earlier is not None
-                    and current.embedding_model == embedder.name
+                    and current.embedded_by(embedder)
                     and extra.same_models(earlier, models)
                 ):
                     previous = self._build_dir(name, current.build_id) / extra.directory
@@ -730,7 +739,7 @@ class IndexStore:
         if (
             current is None
             or not chunks
-            or current.embedding_model != embedder.name
+            or not current.embedded_by(embedder)
             or current.params.embed_metadata != params.embed_metadata
         ):
             return {}
@@ -759,7 +768,7 @@ class IndexStore:
         build_id = self._linked_build(name)
         with self._lock:
             opened = self._open.get((name, build_id)) if build_id is not None else None
-        if opened is not None and opened.manifest.embedding_model == embedder.name:
+        if opened is not None and opened.manifest.embedded_by(embedder):
             return opened
         manifest = self.current_manifest(name)
         if manifest is None:
@@ -775,6 +784,12 @@ class IndexStore:
                 f"Index {name!r} was built with embedding model {manifest.embedding_model!r}, but the "
                 f"configured embedding model is {embedder.name!r}. Configure {manifest.embedding_model!r}, "
                 f"or rebuild with `hopgraph index PATH --name {name}` using the configured model."
+            )
+        if manifest.embedding_backend != embedder.backend:
+            raise IndexMismatchError(
+                f"Index {name!r} was built with embedding_backend {manifest.embedding_backend!r}, but the "
+                f"configured embedding_backend is {embedder.backend!r}: set embedding_backend = "
+                f"{manifest.embedding_backend!r}, or rebuild with `hopgraph index PATH --name {name}`."
             )
         with self._lock:
             key = (name, build_id)
@@ -822,7 +837,7 @@ class IndexStore:
         self,
         name: str,
         docs: list[Document],
-        embedder_name: str,
+        embedder: Embedder,
         params: IndexParams,
         extras: Mapping[str, Any],
         models: Mapping[str, Any],
@@ -835,7 +850,7 @@ class IndexStore:
         wanted = _wanted_extras(extras, models)
         build_dir = self._build_dir(
             name,
-            _build_id(corpus_hash(docs), embedder_name, params.carried_by(docs), _extra_keys(wanted, models)),
+            _build_id(corpus_hash(docs), embedder, params.carried_by(docs), _extra_keys(wanted, models)),
         )
         return build_dir if (build_dir / _INCOMPLETE).exists() else None
 
@@ -930,13 +945,14 @@ def _embed(embedder: Embedder, texts: list[str]) -> np.ndarray:
     return vectors
 
 
-def _build_id(digest: str, model: str, params: IndexParams, extra_keys: list[Any]) -> str:
-    """Same corpus, model and parameters give the same id, hence the same folder to resume into.
+def _build_id(digest: str, embedder: Embedder, params: IndexParams, extra_keys: list[Any]) -> str:
+    """Same corpus, model, backend and parameters give the same id, hence the same folder to resume into.
 
     `extra_keys` are the keys of the build's extras in name order, appended after the chunk part, so
     chunk-only indexes keep the ids they had before extras existed; `embed_metadata` enters only when
-    set, for the same reason.
+    set, and the embedding backend only when it is not LEGACY_BACKEND, for the same reason.
     """
+    model = embedder.name if embedder.backend == LEGACY_BACKEND else f"{embedder.name} [{embedder.backend}]"
     chunking = asdict(params)
     if params.embed_metadata:
         # the metadata line's layout: 2 since dates are also written as questions write them

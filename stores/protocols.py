@@ -19,12 +19,14 @@ Progress = Callable[[str, int, int], None]
 class Embedder(Protocol):
     """A sentence embedder plus the tokenizer it truncates with.
 
-    `name` identifies the model in index manifests (an index built with one model must not be queried
-    with another). `token_spans` exposes the model's own tokenizer as character spans so that chunks are
-    cut in the unit the model actually reads, and chunk boundaries map back to exact corpus offsets.
+    `name` identifies the model and `backend` what computes its vectors (sentence-transformers, onnx ...)
+    in index manifests: an index built with one model or backend must not be queried with another.
+    `token_spans` exposes the model's own tokenizer as character spans so that chunks are cut in the unit
+    the model actually reads, and chunk boundaries map back to exact corpus offsets.
     """
 
     name: str
+    backend: str
     dimension: int
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -17,6 +17,7 @@ class Counting:
     def __init__(self, inner: MiniLM, name: str | None = None, fail_after: int | None = None) -> None:
         self.inner = inner
         self.name = name or inner.name
+        self.backend = inner.backend
         self.dimension = inner.dimension
         self.fail_after = fail_after
         self.calls = 0
