@@ -1,0 +1,169 @@
+"""The onnx embedding backends (embedding_backend = "onnx" / "onnx-int8") on the real MiniLM and onnxruntime:
+the export from the installed files, an interrupted export redone, vectors and token spans against torch's,
+the setting, an index refusing the other backend's search, and the eval key.
+
+The export lives in the machine's shared model folder (as `hopgraph model` leaves it), except in the test
+that interrupts one, which exports into its own folder.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import MODEL_DIR, REPO
+from embedders import MiniLM
+
+from graphs.treehop.model import CheckpointError, load_checkpoint
+from hopgraph import onnx_export
+from hopgraph.evaluate import model_identity
+from hopgraph.onnx_export import RECORD, ensure_export, export_folder, made_from, model_source
+from hopgraph.providers import SHIPPED_TREEHOP, OnnxEmbedder, embedder_for
+from hopgraph.settings import Settings, SettingsError
+from stores.errors import IndexMismatchError
+from stores.index import IndexParams, IndexStore
+from tests.test_cold_start import heavy_modules_after
+from tests.test_settings import summary_of
+
+NAME = "all-MiniLM-L6-v2"
+ARTICLES = Path(__file__).parent / "fixtures" / "corpora" / "articles.jsonl"
+SENTENCES = [
+    "Mount St. Helens erupted in 1980.",
+    "Bees dance to share where flowers are.",
+    "Sam Bankman-Fried's trial began on October 3, 2023, in Manhattan federal court.",
+    "Café owners in Zürich said “prices rose 12%” — naïve forecasts missed it.",
+    " ".join(["The Bears' Hail Mary beat the Browns after a long, rain-soaked fourth quarter."] * 30),
+]
+
+
+@pytest.fixture(scope="module")
+def onnx() -> OnnxEmbedder:
+    return OnnxEmbedder(NAME, "onnx", MODEL_DIR)
+
+
+@pytest.fixture(scope="module")
+def onnx_int8() -> OnnxEmbedder:
+    return OnnxEmbedder(NAME, "onnx-int8", MODEL_DIR)
+
+
+def test_fp32_vectors_and_token_spans_equal_torchs(minilm: MiniLM, onnx: OnnxEmbedder) -> None:
+    """Equal vectors, past the 256-token window too (the last sentence), and the chunker's spans."""
+    ours, torch = onnx.embed(SENTENCES), minilm.embed(SENTENCES)
+    assert ours.shape == torch.shape == (len(SENTENCES), 384) and ours.dtype == np.float32
+    assert np.all(np.sum(ours * torch, axis=1) > 0.9999)
+    document = ARTICLES.read_text(encoding="utf-8")
+    assert onnx.token_spans(document) == minilm.token_spans(document)
+    assert onnx.dimension == 384 and onnx.space == minilm.space == NAME
+
+
+def test_int8_vectors_are_close_to_torchs(minilm: MiniLM, onnx_int8: OnnxEmbedder) -> None:
+    """Measured here on these sentences: cosine 0.96-0.99; on the 6,532 MultiHop-RAG chunks min 0.977
+    (docs/benchmarks.md)."""
+    cosine = np.sum(onnx_int8.embed(SENTENCES) * minilm.embed(SENTENCES), axis=1)
+    assert np.all(cosine > 0.95) and np.all(cosine < 0.9999)  # close, and truly another model
+    assert onnx_int8.space != NAME
+
+
+def test_an_interrupted_export_is_redone_and_never_loaded(tmp_path: Path) -> None:
+    """An export killed while writing leaves its temporary file and no record; a half-written model file
+    at the final name (planted) is not loaded: the next use exports again, then loads."""
+    folder = export_folder(tmp_path, NAME)
+    script = (
+        "from pathlib import Path\nfrom hopgraph.onnx_export import ensure_export\n"
+        f"ensure_export(Path({str(tmp_path)!r}), {NAME!r})"
+    )
+    exporting = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(p.stat().st_size for p in folder.glob(".fp32.onnx.*.tmp") if p.exists()):
+            assert exporting.poll() is None and time.monotonic() < deadline, "the export ended unseen"
+            time.sleep(0.05)
+        exporting.send_signal(signal.SIGKILL)
+    finally:
+        exporting.wait()
+    assert not (folder / RECORD).exists() and list(folder.glob(".fp32.onnx.*.tmp"))
+    (folder / "fp32.onnx").write_bytes(b"half a model")
+
+    vectors = OnnxEmbedder(NAME, "onnx", tmp_path).embed(SENTENCES[:2])
+
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    assert not list(folder.glob(".*.tmp")) and (folder / "fp32.onnx").stat().st_size > 1_000_000
+    assert json.loads((folder / RECORD).read_text()) == made_from(model_source(NAME))
+
+
+def test_a_stale_export_is_made_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record of other library versions (or another source folder, opset, format) is not current."""
+    current = ensure_export(MODEL_DIR, NAME)
+    folder = export_folder(tmp_path, NAME)
+    folder.mkdir(parents=True)
+    stale = {**json.loads((current / RECORD).read_text()), "onnxruntime": "0.0.1"}
+    (folder / RECORD).write_text(json.dumps(stale))
+    made: list[Path] = []
+    monkeypatch.setattr(onnx_export, "_export", lambda _source, into, _record: made.append(into))
+    ensure_export(tmp_path, NAME)
+    assert made == [folder]
+
+
+def test_the_backend_is_chosen_by_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chosen = embedder_for(Settings(data_dir=tmp_path, embedding_backend="onnx-int8"))
+    assert isinstance(chosen, OnnxEmbedder) and chosen.backend == "onnx-int8"
+    monkeypatch.setenv("HOPGRAPH_EMBEDDING_BACKEND", "onnx")
+    assert embedder_for(Settings(data_dir=tmp_path)).backend == "onnx"
+    assert embedder_for(Settings(data_dir=tmp_path, embedding_backend="sentence-transformers")).backend == (
+        "sentence-transformers"
+    )
+    with pytest.raises(SettingsError, match="embedding_backend"):
+        Settings(data_dir=tmp_path, embedding_backend="openvino")
+
+
+def test_an_index_is_searched_only_with_the_backend_it_was_built_with(
+    tmp_path: Path, minilm: MiniLM, onnx: OnnxEmbedder
+) -> None:
+    store = IndexStore(tmp_path / "indexes")
+    params = IndexParams(chunk_size=64, chunk_overlap=16)
+    torch_build = store.build("news", ARTICLES, minilm, params).manifest
+    assert torch_build.embedding_backend == "sentence-transformers"
+    with pytest.raises(IndexMismatchError) as error:
+        store.open("news", onnx)
+    message = str(error.value)
+    assert "'sentence-transformers'" in message and "'onnx'" in message
+    assert "embedding_backend" in message and "hopgraph index PATH --name news" in message
+
+    onnx_build = store.build("news", ARTICLES, onnx, params).manifest
+    assert onnx_build.build_id != torch_build.build_id and onnx_build.embedding_backend == "onnx"
+    assert store.open("news", onnx).search("Hail Mary", k=1, mode="dense")
+    with pytest.raises(IndexMismatchError, match=r"'onnx'.*'sentence-transformers'"):
+        store.open("news", minilm)
+
+
+def test_the_eval_key_names_the_backend(tmp_path: Path) -> None:
+    keys = [
+        model_identity(summary_of(Settings(data_dir=tmp_path, embedding_backend=backend)))
+        for backend in ("sentence-transformers", "onnx", "onnx-int8")
+    ]
+    assert [key["embedding_backend"] for key in keys] == ["sentence-transformers", "onnx", "onnx-int8"]
+    assert keys[0] != keys[1] != keys[2]  # part of every result's settings key (evals.runner)
+
+
+def test_treehop_refuses_int8_vectors_for_a_checkpoint_trained_on_the_models_own(
+    onnx: OnnxEmbedder, onnx_int8: OnnxEmbedder
+) -> None:
+    assert load_checkpoint(SHIPPED_TREEHOP, onnx.space, 384).card.embedding_model == NAME
+    with pytest.raises(CheckpointError, match=r"onnx-int8"):
+        load_checkpoint(SHIPPED_TREEHOP, onnx_int8.space, 384)
+
+
+def test_loading_and_embedding_imports_neither_torch_nor_transformers(onnx: OnnxEmbedder) -> None:
+    """At query time the onnx backend needs onnxruntime and tokenizers only (the export is made)."""
+    onnx.embed(["export first if need be"])
+    code = (
+        "from pathlib import Path\nfrom hopgraph.providers import OnnxEmbedder\n"
+        f"OnnxEmbedder({NAME!r}, 'onnx', Path({str(MODEL_DIR)!r})).embed(['a question'])"
+    )
+    assert set(heavy_modules_after(code)).isdisjoint({"torch", "sentence_transformers", "transformers"})
