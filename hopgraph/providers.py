@@ -96,7 +96,7 @@ class _LazyEmbedder:
 
 
 class SentenceTransformerEmbedder(_LazyEmbedder):
-    """The Embedder protocol over sentence-transformers (the default)."""
+    """The Embedder protocol over sentence-transformers (torch)."""
 
     def _load(self) -> Any:
         from sentence_transformers import SentenceTransformer
@@ -135,7 +135,7 @@ class FlagEmbedder(_LazyEmbedder):
                 f"embedding_backend = 'flag' could not import FlagEmbedding ({exc}). Run "
                 "`bash scripts/setup.sh`, which installs the versions the tests pass with "
                 "(scripts/constraints.txt), or set "
-                "embedding_backend = 'sentence-transformers' (the default)."
+                "embedding_backend = 'onnx' (the default) or 'sentence-transformers'."
             ) from exc
         return FlagModel(embedding_path(self.name), pooling_method="mean", use_fp16=False, devices="cpu")
 

@@ -1,14 +1,18 @@
-"""Embedders for store tests: the production MiniLM embedder, and a wrapper that counts or fails calls."""
+"""Embedders for store tests: the production MiniLM embedder of the default backend, and a wrapper that
+counts or fails calls."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from hopgraph.providers import SentenceTransformerEmbedder as MiniLM
+from hopgraph.providers import OnnxEmbedder as MiniLM
+from tests.conftest import MODEL_DIR
 
 
 def minilm() -> MiniLM:
-    return MiniLM("all-MiniLM-L6-v2")
+    """A new embedder like the session's (`embedding_backend`'s default): a build one makes, the other
+    resumes."""
+    return MiniLM("all-MiniLM-L6-v2", "onnx", MODEL_DIR)
 
 
 class Counting:

@@ -180,7 +180,7 @@ def test_the_model_identity_of_a_summary_names_each_role_model(tmp_path: Path) -
         "llm.reasoner": f"openai:qwen-32b@{TOP_SERVER}",
         "local_model_path": None,
         "embedding_model": "all-MiniLM-L6-v2",
-        "embedding_backend": "sentence-transformers",
+        "embedding_backend": "onnx",
         "reranker": "hybrid",
         "reranker_model": None,
     }

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from embedders import Counting, MiniLM
 
+from hopgraph.providers import SentenceTransformerEmbedder
 from stores.chunking import chunk_corpus
 from stores.documents import Document, load_corpus
 from stores.errors import IndexMismatchError, IndexNotFoundError
@@ -38,6 +39,13 @@ BEARS = (
 )
 SBF = "https://techcrunch.com/2023/10/06/sbf-trial-the-latest-updates-from-the-ftx-collapses-courtroom-drama/"
 PARAMS = IndexParams(chunk_size=64, chunk_overlap=16)
+
+
+@pytest.fixture(scope="module")
+def torch_minilm() -> SentenceTransformerEmbedder:
+    """MiniLM through sentence-transformers, the backend builds were made with before manifests named one:
+    the tests pinning build ids check those builds keep theirs."""
+    return SentenceTransformerEmbedder("all-MiniLM-L6-v2")
 
 
 @pytest.fixture
@@ -118,7 +126,10 @@ def test_where_filter_on_source(store: IndexStore, minilm: MiniLM) -> None:
     assert index.search(query, k=5, mode="bm25", where={"source": "Nobody"}) == []
 
 
-def test_unchanged_corpus_is_not_rebuilt(store: IndexStore, minilm: MiniLM) -> None:
+def test_unchanged_corpus_is_not_rebuilt(
+    store: IndexStore, torch_minilm: SentenceTransformerEmbedder
+) -> None:
+    minilm = torch_minilm
     first = store.build("news", MULTIHOP, minilm, PARAMS)
     # Pinned: measured results and evaluation response caches are keyed by build id (computed before extras).
     assert first.manifest.build_id == "84430ca03dc69514"
@@ -355,8 +366,9 @@ def test_an_extra_builds_resumes_after_a_crash_and_opens_once(
 
 
 def test_adding_an_extra_keeps_the_chunks_and_the_extras_already_built(
-    store: IndexStore, minilm: MiniLM, word_extras: tuple[WordCounts, WordTotal]
+    store: IndexStore, torch_minilm: SentenceTransformerEmbedder, word_extras: tuple[WordCounts, WordTotal]
 ) -> None:
+    minilm = torch_minilm
     counts, word_total = word_extras
     first = store.build("news", MULTIHOP, minilm, PARAMS, extras={"word_counts": WordParams()}).manifest
     counting, stages = Counting(minilm), []
@@ -406,8 +418,9 @@ def test_an_unknown_extra_is_an_error_naming_the_known_ones(
 
 
 def test_embedded_metadata_is_indexed_with_the_chunks_and_enters_the_build_id_only_when_set(
-    store: IndexStore, minilm: MiniLM
+    store: IndexStore, torch_minilm: SentenceTransformerEmbedder
 ) -> None:
+    minilm = torch_minilm
     docs = [
         Document(
             id="a", title="Harbour", text="The harbour bridge reopened.", metadata={"source": "Zephyr Post"}
