@@ -28,9 +28,11 @@ K = 7
 
 
 class _Named:
-    """Names the embedding model: opening an index checks the name, and vector search embeds nothing."""
+    """Names the embedding model and backend (the session's, the default): opening an index checks them, and
+    vector search embeds nothing."""
 
     name = "all-MiniLM-L6-v2"
+    backend = Settings.model_fields["embedding_backend"].default
 
 
 class _QuerySpy:
@@ -186,6 +188,7 @@ def test_two_opens_and_another_process_return_the_same_hits(
         "from stores.index import IndexStore\n"
         "class Named:\n"
         "    name = 'all-MiniLM-L6-v2'\n"
+        f"    backend = {_Named.backend!r}\n"
         "index = IndexStore(sys.argv[1]).open('sample', Named())\n"
         "hits = index.search_by_vectors(np.load(sys.argv[2]), int(sys.argv[3]))\n"
         "print(json.dumps([[[h.chunk.id, h.score] for h in row] for row in hits]))\n"

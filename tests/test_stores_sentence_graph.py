@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 from embedders import Counting, MiniLM
 
+from hopgraph.providers import SentenceTransformerEmbedder
 from stores.bm25 import BM25Index
 from stores.documents import Document, Span
 from stores.errors import IndexNotFoundError
@@ -345,14 +346,13 @@ def test_round_trip_in_a_fresh_store_and_unchanged_rebuild(
     assert counting.texts == 0 and nlp.texts == 0
 
 
-def test_build_ids_are_the_ones_from_before_extras(
-    built: tuple[IndexStore, Any], store: IndexStore, minilm: MiniLM
-) -> None:
+def test_build_ids_are_the_ones_from_before_extras(store: IndexStore, spacy_nlp: Any) -> None:
     """Measured results and evaluation response caches are keyed by build id, so the ids of chunk-only and
-    of chunk + sentence graph builds must never change: these values were computed before extras existed."""
-    _, result = built
-    assert result.manifest.build_id == "b94c53637d647196"
-    assert store.build("tiny", DOCS, minilm, SMALL).manifest.build_id == "c2dcfb7db4a453fe"
+    of chunk + sentence graph builds must never change: these values were computed before extras existed,
+    and before manifests named a backend (so with sentence-transformers, which every build then used)."""
+    torch_minilm = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    assert store.build("tiny", DOCS, torch_minilm, SMALL).manifest.build_id == "c2dcfb7db4a453fe"
+    assert build_with_graph(store, torch_minilm, spacy_nlp).manifest.build_id == "b94c53637d647196"
 
 
 def as_before_extras(manifest_json: str) -> str:
