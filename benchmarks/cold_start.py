@@ -11,8 +11,9 @@ printed, with the ratio after / before. One more run per command and tree with `
 says where the import seconds go, summed by top-level package (importtime's own overhead inflates these
 by a few tenths of a second; the wall-clock columns come from the plain runs).
 
-Both trees read the same index, built once by the current tree in a temporary data directory (the models
-folder stays the configured one: nothing is downloaded or assembled).
+Each tree indexes the sample with its own code into a temporary data directory of its own (an index
+follows the code that wrote it: its embedding backend, for one); the models folder stays the configured
+one, so nothing is downloaded or assembled.
 """
 
 from __future__ import annotations
@@ -113,29 +114,40 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="hopgraph-cold-start-") as scratch:
-        env = os.environ | {
-            "HOPGRAPH_DATA_DIR": str(Path(scratch) / "data"),
-            "HOPGRAPH_MODEL_DIR": str(Settings().models_path),
-        }
         after = Tree("after (this tree)", ROOT)
-        subprocess.run(
-            [sys.executable, "-m", "hopgraph", "index", str(SAMPLE), "--name", "sample"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-            capture_output=True,
-        )
         before = worktree(args.before, Path(scratch) / "before")
         try:
             trees = (before, after)
+            # each tree indexes the sample with its own code into its own data directory: an index's
+            # manifest and vectors follow the code that wrote it (the embedding backend, for one)
+            envs = {
+                tree.label: os.environ
+                | {
+                    "HOPGRAPH_DATA_DIR": str(Path(scratch) / f"data-{i}"),
+                    "HOPGRAPH_MODEL_DIR": str(Settings().models_path),
+                }
+                for i, tree in enumerate(trees)
+            }
+            for tree in trees:
+                subprocess.run(
+                    [sys.executable, "-m", "hopgraph", "index", str(SAMPLE), "--name", "sample"],
+                    cwd=tree.path,
+                    env=envs[tree.label],
+                    check=True,
+                    capture_output=True,
+                )
             print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
             seconds: dict[tuple[str, str], list[float]] = {}
             for _ in range(args.repeats):
                 for name, command in COMMANDS.items():
                     for tree in trees:
-                        seconds.setdefault((name, tree.label), []).append(run_once(tree, command, env)[0])
+                        seconds.setdefault((name, tree.label), []).append(
+                            run_once(tree, command, envs[tree.label])[0]
+                        )
             imports = {
-                (name, tree.label): imports_by_package(run_once(tree, command, env, importtime=True)[1])
+                (name, tree.label): imports_by_package(
+                    run_once(tree, command, envs[tree.label], importtime=True)[1]
+                )
                 for name, command in COMMANDS.items()
                 for tree in trees
             }
