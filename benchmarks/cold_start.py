@@ -30,9 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.trees import ROOT, checked_out
 from hopgraph.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "hopgraph" / "sample" / "corpus.jsonl"
 QUESTION = "Which company makes the Cybertruck?"
 FIRST_STEP = "retrieve"  # NaiveRAG's first node: its line is printed when retrieval is done
@@ -98,13 +98,6 @@ def imports_by_package(report: str) -> Counter[str]:
     return spent
 
 
-def worktree(rev: str, where: Path) -> Tree:
-    subprocess.run(
-        ["git", "worktree", "add", "--detach", str(where), rev], cwd=ROOT, check=True, capture_output=True
-    )
-    return Tree(f"before ({rev})", where)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -113,46 +106,46 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="plain runs per command and tree")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="hopgraph-cold-start-") as scratch:
+    with (
+        tempfile.TemporaryDirectory(prefix="hopgraph-cold-start-") as scratch,
+        checked_out(args.before, Path(scratch) / "before") as before_path,
+    ):
         after = Tree("after (this tree)", ROOT)
-        before = worktree(args.before, Path(scratch) / "before")
-        try:
-            trees = (before, after)
-            # each tree indexes the sample with its own code into its own data directory: an index's
-            # manifest and vectors follow the code that wrote it (the embedding backend, for one)
-            envs = {
-                tree.label: os.environ
-                | {
-                    "HOPGRAPH_DATA_DIR": str(Path(scratch) / f"data-{i}"),
-                    "HOPGRAPH_MODEL_DIR": str(Settings().models_path),
-                }
-                for i, tree in enumerate(trees)
+        before = Tree(f"before ({args.before})", before_path)
+        trees = (before, after)
+        # each tree indexes the sample with its own code into its own data directory: an index's
+        # manifest and vectors follow the code that wrote it (the embedding backend, for one)
+        envs = {
+            tree.label: os.environ
+            | {
+                "HOPGRAPH_DATA_DIR": str(Path(scratch) / f"data-{i}"),
+                "HOPGRAPH_MODEL_DIR": str(Settings().models_path),
             }
-            for tree in trees:
-                subprocess.run(
-                    [sys.executable, "-m", "hopgraph", "index", str(SAMPLE), "--name", "sample"],
-                    cwd=tree.path,
-                    env=envs[tree.label],
-                    check=True,
-                    capture_output=True,
-                )
-            print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
-            seconds: dict[tuple[str, str], list[float]] = {}
-            for _ in range(args.repeats):
-                for name, command in COMMANDS.items():
-                    for tree in trees:
-                        seconds.setdefault((name, tree.label), []).append(
-                            run_once(tree, command, envs[tree.label])[0]
-                        )
-            imports = {
-                (name, tree.label): imports_by_package(
-                    run_once(tree, command, envs[tree.label], importtime=True)[1]
-                )
-                for name, command in COMMANDS.items()
-                for tree in trees
-            }
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(before.path)], cwd=ROOT, check=False)
+            for i, tree in enumerate(trees)
+        }
+        for tree in trees:
+            subprocess.run(
+                [sys.executable, "-m", "hopgraph", "index", str(SAMPLE), "--name", "sample"],
+                cwd=tree.path,
+                env=envs[tree.label],
+                check=True,
+                capture_output=True,
+            )
+        print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
+        seconds: dict[tuple[str, str], list[float]] = {}
+        for _ in range(args.repeats):
+            for name, command in COMMANDS.items():
+                for tree in trees:
+                    seconds.setdefault((name, tree.label), []).append(
+                        run_once(tree, command, envs[tree.label])[0]
+                    )
+        imports = {
+            (name, tree.label): imports_by_package(
+                run_once(tree, command, envs[tree.label], importtime=True)[1]
+            )
+            for name, command in COMMANDS.items()
+            for tree in trees
+        }
 
     print(f"\nmedian of {args.repeats} fresh processes, seconds")
     print(f"{'command':42} {'before':>8} {'after':>8} {'ratio':>6}")

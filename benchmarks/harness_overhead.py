@@ -34,7 +34,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -189,34 +189,26 @@ def main() -> None:
     levels = [int(level) for level in args.concurrency.split(",")]
     methods = [method for method in args.methods.split(",") if method]
 
-    with tempfile.TemporaryDirectory(prefix="hopgraph-harness-trees-") as scratch, stub_server() as base_url:
+    # here, not at the top: a cell runs this file under another tree's code, which may not have it
+    from benchmarks.trees import checked_out
+
+    with tempfile.TemporaryDirectory(prefix="hopgraph-harness-trees-") as scratch, ExitStack() as held:
+        base_url = held.enter_context(stub_server())
         trees = {"after (this tree)": ROOT}
         if args.before:
-            where = Path(scratch) / "before"
-            subprocess.run(
-                ["git", "worktree", "add", "--detach", str(where), args.before],
-                cwd=ROOT,
-                check=True,
-                capture_output=True,
-            )
+            where = held.enter_context(checked_out(args.before, Path(scratch) / "before"))
             trees = {f"before ({args.before})": where, **trees}
-        try:
-            print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
-            rows = []
-            for method in methods:
-                for concurrency in levels:
-                    for label, tree in trees.items():
-                        result = run_tree(tree, args, base_url, method, concurrency)
-                        rows.append((method, concurrency, label, result))
-                        stages = ", ".join(f"{s} {ms:.1f}" for s, ms in result["stages_ms"].items())
-                        print(
-                            f"{method:9} x{concurrency:<3} {label:24} {result['wall_ms']:7.1f} ms/question"
-                            f"  ({stages})",
-                            flush=True,
-                        )
-        finally:
-            if args.before:
-                subprocess.run(["git", "worktree", "remove", "--force", str(where)], cwd=ROOT, check=False)
+        print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
+        for method in methods:
+            for concurrency in levels:
+                for label, tree in trees.items():
+                    result = run_tree(tree, args, base_url, method, concurrency)
+                    stages = ", ".join(f"{s} {ms:.1f}" for s, ms in result["stages_ms"].items())
+                    print(
+                        f"{method:9} x{concurrency:<3} {label:24} {result['wall_ms']:7.1f} ms/question"
+                        f"  ({stages})",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":
