@@ -527,7 +527,8 @@ def write_report(
             " `echoes`: replies, over all questions, that repeated their prompt's own instructions or"
             " examples (each asked again once; goal 0). `not answered`: answers that were not a plain"
             " answer (best_span = a refusal replaced by the best answer from the evidence; refused = empty;"
-            " unanswerable = a refusal the method kept on purpose).",
+            " unanswerable = a refusal the method kept on purpose; checked = a refusal the refusal check"
+            " overturned, every fact the question needs stated in the passages).",
             "",
             f"Every table below is computed on the {n_same} questions every method answered.",
             "",

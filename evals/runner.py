@@ -511,6 +511,7 @@ def _attempt(
             outcome=outcome,
             answer_sentence=values.get("answer_sentence"),
             answer_shortening=values.get("answer_shortening"),
+            refusal_check=values.get("refusal_check"),
             fallbacks=list(values.get("fallbacks") or []),
             stats=stats,
             steps=record_steps(thread_steps(graph, config), evidence) if graph.checkpointer else [],

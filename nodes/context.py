@@ -108,6 +108,12 @@ class RetrievalContext:
         "On for corpora with unanswerable questions, such as MultiHop-RAG's null queries (`hopgraph eval` "
         "turns it on there unless told otherwise).",
     )
+    refusal_check: bool = parameter(
+        True,
+        "With unanswerable on: a refusal over passages is checked before it stands. The reader names each "
+        "fact the question needs (for a comparison, each side's) and whether a passage states it; the "
+        'refusal is kept only when one is missing, else the check\'s answer is given ("checked").',
+    )
 
     def __post_init__(self) -> None:
         """Refuse a value its field does not take, whoever built the context (Studio, the Python API): a

@@ -10,19 +10,22 @@ from langgraph.runtime import Runtime
 
 from nodes.context import RetrievalContext, context_of
 from nodes.llm import LLMGateway, LLMReply
-from prompts import answer
+from prompts import answer, refusal_check
 from prompts.echo import EchoGuard
 
-# answered: the reply answered; unanswerable: a refusal kept on purpose (context `unanswerable`);
-# best_span: a refusal replaced by the reply to one nudge for the best answer from the evidence;
-# refused: a refusal with no evidence to answer from, or a second refusal (the answer is then empty).
-AnswerOutcome = Literal["answered", "unanswerable", "best_span", "refused"]
+# answered: the reply answered; unanswerable: a refusal kept on purpose (context `unanswerable`; with
+# `refusal_check`, only after the check found a fact missing or could not be read); checked: a refusal the
+# check overturned, every fact the question needs stated, the answer the check's; best_span: a refusal
+# replaced by the reply to one nudge for the best answer from the evidence; refused: a refusal with no
+# evidence to answer from, or a second refusal (the answer is then empty).
+AnswerOutcome = Literal["answered", "unanswerable", "checked", "best_span", "refused"]
 # How a reply longer than a short span became the answer (`answer_shortening`; the reply itself is kept as
 # `answer_sentence`): yes_no, the Yes / No a yes-no question's reply opens with; restatement, the words
 # after the verb of a reply that restates the question; model, the generator's own words when asked which
 # words of its reply answer; kept, none of these gave a usable span and the reply stands.
 Shortening = Literal["yes_no", "restatement", "model", "kept"]
 SHORTEN_TOKENS = 24  # a span, never a sentence
+CHECK_TOKENS = 200  # a few facts of a few words each, and a short answer
 
 
 def shortened(llm: LLMGateway, question: str, conversation: Sequence[BaseMessage], text: str) -> dict:
@@ -70,6 +73,37 @@ def _shortened(sentence: str, span: str, how: Shortening) -> dict:
     return {"answer": span, "answer_sentence": sentence, "answer_shortening": how}
 
 
+def checked_refusal(llm: LLMGateway, conversation: Sequence[BaseMessage]) -> dict:
+    """The refusal check (prompts.refusal_check) on a reader's refusal, the last turn of `conversation`:
+    an update with `refusal_check` (the verdict and the facts) and the check's usage, plus `answer`,
+    `answer_outcome` "checked" and the conversation continued (`conversation`, for `shortened`) when
+    every fact was stated and the check gave an answer. Otherwise the refusal stands: a fact missing is
+    the check's verdict; a reply with no usable fact list, or all facts stated but no answer, is a
+    fallback, recorded."""
+    asked = [*conversation, refusal_check.request()]
+    reply = llm.complete(
+        "generator", asked, max_tokens=CHECK_TOKENS, guard=refusal_check.GUARD, shape=refusal_check.REPLY
+    )
+    found, notes = refusal_check.parse(reply.text, structured=reply.structured)
+    fallbacks = [f"refusal check: {note}" for note in notes]
+    update: dict[str, Any] = {"usage": [reply.usage]}
+    if found is None:
+        update["refusal_check"] = {"verdict": "unread", "facts": []}
+        return {**update, "fallbacks": [*fallbacks, "refusal check: reply unread: the refusal kept"]}
+    text = answer.clean(found.answer)
+    if not found.all_stated:
+        verdict = "missing"
+    elif text and not answer.is_refusal(text):
+        verdict = "stated"
+        update |= {"answer": text, "answer_outcome": "checked"}
+        update["conversation"] = [*asked, AIMessage(reply.text)]
+    else:
+        verdict = "stated"
+        fallbacks.append("refusal check: every fact stated but no answer given: the refusal kept")
+    update["refusal_check"] = {"verdict": verdict, "facts": found.record()}
+    return {**update, "fallbacks": fallbacks} if fallbacks else update
+
+
 def final_answer(
     llm: LLMGateway,
     question: str,
@@ -79,20 +113,30 @@ def final_answer(
     guard: EchoGuard,
     has_evidence: bool,
     unanswerable: bool,
+    check_refusal: bool = False,
 ) -> dict:
     """Ask the generator for the final answer; a partial state update with the answer and its outcome.
 
     A refusal ("Insufficient information.") scores as a miss even when the evidence holds the answer, so
     unless the method keeps refusals on purpose it is asked once more, reply and nudge appended (the KV
-    prefix is reused), for its best answer; a second refusal leaves the answer empty and says so. An
-    answer longer than a short span is then cut to one (`shortened`).
+    prefix is reused), for its best answer; a second refusal leaves the answer empty and says so. Where
+    refusals are kept on purpose, `check_refusal` has the reader check its refusal fact by fact
+    (`checked_refusal`) and keep it only when a fact is missing. An answer longer than a short span is
+    then cut to one (`shortened`).
     """
     reply = llm.complete("generator", messages, max_tokens=max_tokens, guard=guard)
     text, usage = answer.clean(reply.text), [reply.usage]
     conversation = [*messages, AIMessage(reply.text)]
     outcome: AnswerOutcome = "answered"
+    extra: dict[str, Any] = {}
     if answer.is_refusal(text):
         outcome = "unanswerable" if unanswerable else "refused"
+        if unanswerable and check_refusal and has_evidence:
+            extra = checked_refusal(llm, conversation)
+            usage += extra.pop("usage")
+            conversation = extra.pop("conversation", conversation)
+            text = extra.pop("answer", text)
+            outcome = extra.pop("answer_outcome", outcome)
         if not unanswerable and has_evidence:
             conversation = [*conversation, HumanMessage(answer.REFUSAL_NUDGE)]
             retry = llm.complete("generator", conversation, max_tokens=max_tokens, guard=guard)
@@ -102,10 +146,13 @@ def final_answer(
             outcome = "refused" if answer.is_refusal(text) else "best_span"
         if outcome == "refused":
             text = ""
-    update: dict[str, Any] = {"answer": text, "answer_outcome": outcome, "usage": usage}
-    if outcome in ("answered", "best_span"):
+    update: dict[str, Any] = {"answer": text, "answer_outcome": outcome, "usage": usage, **extra}
+    if outcome in ("answered", "checked", "best_span"):
         cut = shortened(llm, question, conversation, text)
+        fallbacks = [*extra.get("fallbacks", []), *cut.get("fallbacks", [])]
         update |= {**cut, "usage": usage + cut.get("usage", [])}
+        if fallbacks:
+            update["fallbacks"] = fallbacks
     return update
 
 
@@ -133,5 +180,6 @@ class Generate:
             guard=answer.GUARD,
             has_evidence=bool(evidence),
             unanswerable=ctx.unanswerable,
+            check_refusal=ctx.refusal_check,
         )
         return {**answered, "read": [item["id"] for item in evidence]}

@@ -60,11 +60,14 @@ class IntegrationParameters(Protocol):
     word_limit: int
     max_answer_tokens: int
     unanswerable: bool
+    refusal_check: bool
 
 
 class Integrate:
     """AnsInt or CxtInt. An AnsInt answer that refuses (its sub-questions went unanswered) is not final
     while there is evidence: the question is answered from the contexts instead, as CxtInt reads them.
+    Where refusals are kept on purpose (`unanswerable`) it is final, unless `refusal_check` is on: then
+    the contexts are read and a refusal there is checked fact by fact (nodes.generate.checked_refusal).
 
     `context` is the method's context schema, whose defaults apply when a run passes no context.
     Reads `question`, `solved` (AnsInt) and `evidence` (CxtInt, and AnsInt's fallback); writes `answer`,
@@ -94,7 +97,7 @@ class Integrate:
                 "generator", asked, max_tokens=ctx.max_answer_tokens, guard=integrate.GUARD
             )
             text = answer.clean(reply.text)
-            if answer.is_refusal(text) and ctx.unanswerable:
+            if answer.is_refusal(text) and ctx.unanswerable and not ctx.refusal_check:
                 return {"answer": text, "answer_outcome": "unanswerable", "usage": [reply.usage]}
             if not answer.is_refusal(text):
                 return answered(self.llm, question, asked, reply, text)
@@ -109,5 +112,10 @@ class Integrate:
             guard=answer.GUARD,
             has_evidence=bool(passages),
             unanswerable=ctx.unanswerable,
+            check_refusal=ctx.refusal_check,
         )
-        return {**update, "usage": usage + update["usage"], "fallbacks": fallbacks}
+        return {
+            **update,
+            "usage": usage + update["usage"],
+            "fallbacks": fallbacks + update.get("fallbacks", []),
+        }

@@ -106,12 +106,29 @@ class QuestionInput(TypedDict):
     question: Annotated[str, bounded_question]
 
 
+class CheckedFact(TypedDict):
+    """A fact the question needs, as the refusal check named it, and whether a passage states it."""
+
+    fact: str
+    stated: bool
+
+
+class RefusalCheck(TypedDict):
+    """The refusal check's verdict (nodes.generate.checked_refusal): "missing" (a fact is not stated: the
+    refusal stands), "stated" (every fact is: the check's answer replaces the refusal, or the refusal stands
+    when it gave none) or "unread" (no usable fact list: the refusal stands); and the facts it named."""
+
+    verdict: str
+    facts: list[CheckedFact]
+
+
 class AnswerOutput(TypedDict, total=False):
     """What a run returns: the answer and the evidence that supported it.
 
     `answer_outcome` says how the answer came about (nodes.generate.AnswerOutcome); where the reader's reply
     was longer than a short span, `answer_sentence` keeps it and `answer_shortening` says how the answer was
-    cut from it (nodes.generate.Shortening); `fallbacks` lists every
+    cut from it (nodes.generate.Shortening); where the reader refused and checked that refusal,
+    `refusal_check` holds the check (RefusalCheck); `fallbacks` lists every
     model reply a parser could not use and what it did instead, one "node: what happened" line each.
     `stats` holds what a method measures of its own run and a paper reports, by name (ReSP's iterations
     and compression ratio, IR-CoT's reasoning steps ...): the evaluation report averages each per method;
@@ -124,6 +141,7 @@ class AnswerOutput(TypedDict, total=False):
     answer_outcome: str
     answer_sentence: str
     answer_shortening: str
+    refusal_check: RefusalCheck
     evidence: list[Evidence]
     read: list[str]
     usage: list[LLMUsage]
@@ -141,6 +159,7 @@ class QAState(TypedDict, total=False):
     answer_outcome: str
     answer_sentence: str
     answer_shortening: str
+    refusal_check: RefusalCheck
     usage: Annotated[list[LLMUsage], operator.add]
     fallbacks: Annotated[list[str], operator.add]
     stats: Annotated[dict[str, float], merge_stats]

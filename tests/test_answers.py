@@ -13,8 +13,9 @@ from graphs.chainrag.steps import JudgeGathered
 from nodes.context import RetrievalContext
 from nodes.generate import Generate
 from nodes.integrate import Integrate
-from prompts import answer, decompose, integrate, metadata, reader, rewrite, summarize
+from prompts import answer, decompose, integrate, metadata, reader, refusal_check, rewrite, summarize
 from prompts.echo import EchoGuard
+from prompts.structured import UNREAD
 from stores.evidence import Evidence
 from tests.scripted import scripted_gateway
 
@@ -184,11 +185,100 @@ def test_a_second_refusal_leaves_the_answer_empty_and_says_so() -> None:
 
 def test_a_method_that_decides_unanswerability_keeps_the_refusal() -> None:
     gateway, model = scripted_gateway(lambda prompt: "Insufficient information.")
-    out = Generate(gateway)(
-        {"question": QUESTION, "evidence": EVIDENCE}, Runtime(RetrievalContext(unanswerable=True))
-    )
+    context = RetrievalContext(unanswerable=True, refusal_check=False)
+    out = Generate(gateway)({"question": QUESTION, "evidence": EVIDENCE}, Runtime(context))
     assert (out["answer"], out["answer_outcome"]) == ("Insufficient information", "unanswerable")
     assert len(model.prompts) == 1 and answer.UNANSWERABLE in model.prompts[0]
+    assert "refusal_check" not in out
+
+
+# ---- the refusal check (unanswerable on): a refusal stands only when a fact the question needs is missing
+
+COMPARISON = "Did the Eiffel Tower open before the Statue of Liberty was dedicated?"
+
+
+def checked(check_reply: str, question: str = COMPARISON) -> tuple[dict, list[str]]:
+    """Generate with `unanswerable` on (the check on by default): the reader refuses, the check replies
+    `check_reply`, and any later call (the shortening) replies "yes"."""
+    replies = iter(["Insufficient information.", check_reply])
+    gateway, model = scripted_gateway(lambda prompt: next(replies, "yes"))
+    out = Generate(gateway)(
+        {"question": question, "evidence": EVIDENCE}, Runtime(RetrievalContext(unanswerable=True))
+    )
+    return out, model.prompts
+
+
+def test_a_refusal_whose_facts_are_all_stated_is_answered_by_the_check() -> None:
+    out, prompts = checked(
+        '{"facts": [{"fact": "Eiffel Tower opened 1889", "stated": true}, '
+        '{"fact": "Statue of Liberty dedicated 1886", "stated": true}], "answer": "No."}'
+    )
+    assert (out["answer"], out["answer_outcome"]) == ("No", "checked")
+    assert out["refusal_check"] == {
+        "verdict": "stated",
+        "facts": [
+            {"fact": "Eiffel Tower opened 1889", "stated": True},
+            {"fact": "Statue of Liberty dedicated 1886", "stated": True},
+        ],
+    }
+    # the check is a turn of the reader's conversation: its passages, question and refusal come first
+    assert len(prompts) == 2 and prompts[1].startswith(prompts[0])
+    assert refusal_check.CHECK in prompts[1] and "Insufficient information." in prompts[1]
+    assert len(out["usage"]) == 2 and "fallbacks" not in out
+
+
+def test_a_refusal_with_a_fact_missing_stands() -> None:
+    out, prompts = checked(
+        'Here: {"facts": [{"fact": "Eiffel Tower opened 1889", "stated": true}, '
+        '{"fact": "Statue of Liberty dedicated", "stated": "false"}], "answer": ""} done'
+    )
+    assert (out["answer"], out["answer_outcome"]) == ("Insufficient information", "unanswerable")
+    assert out["refusal_check"]["verdict"] == "missing"
+    assert out["refusal_check"]["facts"][1] == {"fact": "Statue of Liberty dedicated", "stated": False}
+    assert len(prompts) == 2 and "fallbacks" not in out
+
+
+@pytest.mark.parametrize(
+    ("reply", "note"),
+    [
+        ("", "no JSON object"),
+        ("Insufficient information.", "no JSON object"),
+        ('{"facts": [{"fact": "opened", "stated": tru', "broken JSON object"),
+        ('{"answer": "1889"}', "no list of facts"),
+        ('{"facts": [], "answer": "1889"}', "no usable fact"),
+        ('{"facts": [{"fact": "", "stated": true}, "opened"], "answer": "1889"}', "no usable fact"),
+        ("[1, 2]", "no JSON object"),
+    ],
+)
+def test_a_check_reply_without_a_fact_list_keeps_the_refusal_and_says_so(reply: str, note: str) -> None:
+    out, _ = checked(reply)
+    assert (out["answer"], out["answer_outcome"]) == ("Insufficient information", "unanswerable")
+    assert out["refusal_check"] == {"verdict": "unread", "facts": []}
+    assert f"refusal check: {note}" in out["fallbacks"]
+    assert out["fallbacks"][-1] == "refusal check: reply unread: the refusal kept"
+
+
+@pytest.mark.parametrize("given", ['""', '"Insufficient information."', "null"])
+def test_every_fact_stated_but_no_answer_keeps_the_refusal_and_says_so(given: str) -> None:
+    out, _ = checked(f'{{"facts": [{{"fact": "opened 1889", "stated": true}}], "answer": {given}}}')
+    assert out["answer_outcome"] == "unanswerable" and out["refusal_check"]["verdict"] == "stated"
+    assert "refusal check: every fact stated but no answer given: the refusal kept" in out["fallbacks"]
+
+
+def test_the_check_reads_its_shape_first_and_notes_a_structured_reply_it_could_not_read() -> None:
+    shaped = '{"facts": [{"fact": "opened 1889", "stated": true}], "answer": "1889"}'
+    found, notes = refusal_check.parse(shaped, structured=True)
+    assert found is not None and found.answer == "1889" and found.all_stated and notes == []
+    found, notes = refusal_check.parse(f"Sure! {shaped}", structured=True)
+    assert found is not None and notes == [UNREAD]
+
+
+def test_without_evidence_no_check_is_asked() -> None:
+    gateway, model = scripted_gateway(lambda prompt: "Insufficient information.")
+    out = Generate(gateway)(
+        {"question": QUESTION, "evidence": []}, Runtime(RetrievalContext(unanswerable=True))
+    )
+    assert out["answer_outcome"] == "unanswerable" and len(model.prompts) == 1
 
 
 def test_without_evidence_a_refusal_is_not_retried() -> None:
@@ -316,6 +406,31 @@ def test_ansint_refusal_is_answered_from_the_contexts() -> None:
     assert (out["answer"], out["answer_outcome"]) == ("1889", "answered")
     assert out["fallbacks"] == ["integrate: the sub-answers gave no answer; answered from the contexts"]
     assert "Passages:" in model.prompts[1] and len(out["usage"]) == 2
+
+
+def test_ansint_refusal_under_unanswerable_is_read_from_the_contexts_and_checked() -> None:
+    check = '{"facts": [{"fact": "Eiffel Tower opened 1889", "stated": true}], "answer": "1889"}'
+
+    def reply(prompt: str) -> str:
+        if prompt.rstrip().endswith(refusal_check.CHECK):
+            return check
+        return "Insufficient information"
+
+    gateway, model = scripted_gateway(reply)
+    state = {
+        "question": QUESTION,
+        "evidence": EVIDENCE,
+        "solved": [{"asked": "q", "question": "q", "answer": "", "answered": False, "read": []}],
+    }
+    context = ChainRAGContext(word_limit=300, unanswerable=True)
+    out = Integrate(gateway, FirstIsBest(), ChainRAGContext)(state, Runtime(context))
+    assert (out["answer"], out["answer_outcome"]) == ("1889", "checked")
+    assert out["refusal_check"]["verdict"] == "stated" and len(model.prompts) == 3
+    assert out["fallbacks"] == ["integrate: the sub-answers gave no answer; answered from the contexts"]
+    off = Integrate(gateway, FirstIsBest(), ChainRAGContext)(
+        state, Runtime(ChainRAGContext(word_limit=300, unanswerable=True, refusal_check=False))
+    )
+    assert off["answer_outcome"] == "unanswerable" and len(model.prompts) == 4
 
 
 # ---- parser fallbacks, recorded

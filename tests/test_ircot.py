@@ -290,8 +290,14 @@ def test_a_refusal_after_answer_is_goes_to_the_direct_reader_unless_refusals_are
     assert values["fallbacks"] == [
         "read_cot: the chain of thought refused ('unknown.'); answered by the direct reader"
     ]
-    _, kept, _ = run(services, replies(chain), top_k=3, reader="cot", unanswerable=True)
+    kept_as_is = {"reader": "cot", "unanswerable": True, "refusal_check": False}
+    _, kept, _ = run(services, replies(chain), top_k=3, **kept_as_is)
     assert (kept["answer"], kept["answer_outcome"], kept["fallbacks"]) == ("unknown", "unanswerable", [])
+    # with the refusal check (the default), the chain's refusal goes to the direct reader, whose own refusal
+    # would be checked: the scripted direct reader answers
+    _, checked, _ = run(services, replies(chain), top_k=3, reader="cot", unanswerable=True)
+    assert (checked["answer"], checked["answer_outcome"]) == ("Cybertruck", "answered")
+    assert checked["fallbacks"] == values["fallbacks"]
 
 
 def test_the_answer_is_read_after_answer_is_in_its_own_sentence(services: Any) -> None:

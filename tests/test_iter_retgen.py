@@ -149,7 +149,7 @@ def test_a_first_iteration_with_no_answer_is_already_the_fixed_point(
 
 def test_a_refusal_kept_on_purpose_is_not_searched_with(services: Any, sample_index: str) -> None:
     replies = ["Tesla Cybertruck", "Insufficient information.", "Insufficient information."]
-    _, final, model, indexes = run(services, in_turn(replies), unanswerable=True)
+    _, final, model, indexes = run(services, in_turn(replies), unanswerable=True, refusal_check=False)
     assert indexes.queries == [QUESTION, f"{QUESTION} Tesla Cybertruck", QUESTION]
     assert answer.UNANSWERABLE_INSTRUCTION in model.prompts[0]
     assert final["answer"] == "Insufficient information" and final["answer_outcome"] == "unanswerable"

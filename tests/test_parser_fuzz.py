@@ -38,6 +38,7 @@ from prompts import (
     ircot,
     questions,
     reader,
+    refusal_check,
     resp_generator,
     resp_reasoner,
     resp_summarizer,
@@ -351,6 +352,24 @@ def test_a_metadata_reply_gives_a_filter_of_strings_or_none(reply: str) -> None:
     for value in (extracted.date_from, extracted.date_to):
         assert value is None or (isinstance(value, str) and value and value == value.strip())
         assert value is None or value.lower() not in {"null", "none"}
+
+
+# ---- prompts.refusal_check: the reader's check of its own refusal
+
+
+@FUZZ
+@given(REPLIES)
+@example('{"facts": ' + "[" * 5000)  # nested too deep for the decoder
+@example('{"facts": [{"fact": "x", "stated": "TRUE "}], "answer": 7}')
+def test_a_refusal_check_reply_gives_stated_facts_or_none_with_a_note(reply: str) -> None:
+    found, notes = refusal_check.parse(reply)
+    assert isinstance(notes, list) and all(isinstance(note, str) for note in notes)
+    if found is None:
+        assert notes
+        return
+    assert found.facts and all(fact and fact == fact.strip() for fact, _ in found.facts)
+    assert all(isinstance(stated, bool) for _, stated in found.facts)
+    assert isinstance(found.answer, str) and found.answer == found.answer.strip()
 
 
 DATES = st.dates(date(2023, 9, 1), date(2024, 1, 31)) | st.dates() | st.sampled_from((date.min, date.max))

@@ -94,13 +94,14 @@ def test_a_data_file_a_role_names_is_part_of_its_text(root: Path) -> None:
 
 def test_a_methods_roles_are_the_prompts_its_code_reaches() -> None:
     roles = {method: set(versions.prompt_versions(method)) for method in METHODS}
-    # no decompose (a type only); `structured` for the metadata extractor's reply shape
-    assert roles["naive"] == {"answer", "echo", "metadata", "passages", "structured"}
+    # no decompose (a type only); `structured` for the reply shapes of the metadata extractor and the
+    # reader's refusal check
+    assert roles["naive"] == {"answer", "echo", "metadata", "passages", "refusal_check", "structured"}
     assert {"decompose", "reader", "rewrite", "summarize", "integrate"} <= roles["chainrag"]
     assert {"ircot", "demonstrations"} <= roles["ircot"]
     assert {"resp_generator", "resp_reasoner", "resp_summarizer"} <= roles["resp"]
     prompts = {path.stem for path in (REPO / "prompts").glob("*.py")}
-    assert all("answer" in found and found <= prompts for found in roles.values())
+    assert all({"answer", "refusal_check"} <= found <= prompts for found in roles.values())
     with pytest.raises(UnknownMethodError):
         versions.prompt_versions("naïve")
 

@@ -23,6 +23,8 @@ from langgraph.runtime import Runtime
 from openai_stub import OpenAIStub, serve
 from test_openai_compatible import ALIAS, MODEL, llama_server  # noqa: F401  (the server fixture)
 
+from graphs.prompt_versions import shaped_roles
+from graphs.registry import METHODS
 from graphs.resp.context import ReSPContext
 from graphs.resp.steps import PlanNext
 from hopgraph.evaluate import method_versions
@@ -203,10 +205,11 @@ def test_a_streamed_reply_from_a_server_taking_response_format_is_the_reply_once
 
 def test_the_evaluation_key_and_an_index_extras_identity_follow_the_setting() -> None:
     off, on = Settings(structured_output=False), Settings(structured_output=True)
-    shaped = ("decomposition", "naive_qd", "chainrag", "resp", "multimeta", "naive", "quote", "biqog")
-    for method in shaped:  # quote and biqog: their index's questions and edges are written by shaped roles
+    # every method's reader checks its refusals with a shaped reply (prompts.refusal_check), so the setting
+    # changes every key; quote and biqog also through the shaped roles that write their index extras
+    for method in METHODS:
+        assert "refusal_check" in shaped_roles(method), method
         assert method_versions(method, off) != method_versions(method, on), method
-    assert method_versions("iter_retgen", off) == method_versions("iter_retgen", on)  # no parsed role
     model = RoleModel(LocalLlamaChat(model_path="unused.gguf"), "m", "m", reply_format="llama.cpp")
     identities = {
         LLMQuestionWriter(LLMGateway({}, model, structured=structured), 1).identity

@@ -138,7 +138,8 @@ class ReadWithReasoning:
     the question. When the chain gives no answer (no "answer is", nothing after it, or a refusal), the
     direct reader answers from the same paragraphs (with its own refusal handling), recorded in
     `fallbacks`. The prompt offers no "cannot answer" phrase: for corpora with unanswerable questions
-    (`unanswerable`), a refusal after "answer is" is kept, but the direct reader is the one that offers it.
+    (`unanswerable`), a refusal after "answer is" is kept, but the direct reader is the one that offers it;
+    with `refusal_check` on, such a refusal goes to the direct reader too, whose refusal is checked.
     """
 
     def __init__(self, llm: LLMGateway, nlp: Any) -> None:
@@ -154,7 +155,7 @@ class ReadWithReasoning:
         said = ircot.answer_in(reply.text, self.nlp)
         text = answer.clean(said or "")
         refused = answer.is_refusal(text)
-        if refused and text and ctx.unanswerable:
+        if refused and text and ctx.unanswerable and not ctx.refusal_check:
             return {"answer": text, "answer_outcome": "unanswerable", "usage": [reply.usage]}
         if not refused:
             return answered(self.llm, question, asked, reply, text)
@@ -167,9 +168,10 @@ class ReadWithReasoning:
             guard=answer.GUARD,
             has_evidence=bool(paragraphs),
             unanswerable=ctx.unanswerable,
+            check_refusal=ctx.refusal_check,
         )
         return {
             **direct,
             "usage": [reply.usage, *direct["usage"]],
-            "fallbacks": [f"read_cot: {why}; answered by the direct reader"],
+            "fallbacks": [f"read_cot: {why}; answered by the direct reader", *direct.get("fallbacks", [])],
         }

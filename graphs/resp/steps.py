@@ -242,6 +242,7 @@ class AnswerFromMemories:
             guard=resp_generator.GUARD,
             has_evidence=True,
             unanswerable=ctx.unanswerable,
+            check_refusal=ctx.refusal_check,
         )
         memory = words([*global_memory, *(f"{s['sub_question']} {s['answer']}" for s in local_memory)])
         stats = {"memory_words": float(memory)}
