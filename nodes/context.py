@@ -124,6 +124,27 @@ class RetrievalContext:
                 raise ParameterError(f"{type(self).__name__}: {f.name} {problem}, got {value!r}.")
 
 
+@dataclass(kw_only=True)
+class ChainOfThoughtContext(RetrievalContext):
+    """Methods whose model writes a chain of thought over the passages, shown worked examples first (IR-CoT's
+    reasoner and chain-of-thought reader, Iter-RetGen's generation: nodes.chain_of_thought)."""
+
+    demonstrations: int = parameter(
+        2,
+        "Worked examples (passages, question, whole chain of thought ending in its answer) shown before "
+        "each chain of thought, at most 4; 0 = zero-shot.",
+        minimum=0,
+        maximum=4,
+    )
+    paragraph_words: int = parameter(
+        350,
+        "Words of each passage shown with a chain of thought; the rest is cut (IR-CoT's original rule for "
+        "Wikipedia paragraphs: a 256-token chunk stays under the default).",
+        minimum=1,
+        maximum=5000,
+    )
+
+
 MetadataExtractor = Literal["llm", "matcher"]
 DateFilter = Literal["days", "range"]
 

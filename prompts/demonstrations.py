@@ -1,4 +1,5 @@
-"""IR-CoT's in-context demonstrations: worked questions with their paragraphs and a full chain of thought.
+"""IR-CoT's in-context demonstrations: worked questions with their paragraphs and a full chain of thought,
+shown to every model that writes a chain of thought (IR-CoT's reasoner, its CoT reader, Iter-RetGen).
 
 The original (StonyBrookNLP/ircot) shows its reasoner hand-written examples, each with the gold supporting
 paragraphs and one to three distractors among them, and a small model leans on them to keep the

@@ -1,5 +1,7 @@
 """IR-CoT's reasoner (seed 004 §2.3; StonyBrookNLP/ircot): the next sentence of a chain of thought over the
-paragraphs gathered so far, and the chain-of-thought reader that writes the whole chain.
+paragraphs gathered so far, and the chain-of-thought reader that writes the whole chain
+(nodes.chain_of_thought), which also writes Iter-RetGen's generations: the original Iter-RetGen prompts for
+step-by-step reasoning over the retrieved passages, then the answer, which is what this asks.
 
 What it asks, as the original's prompt does: paragraphs shown as "Wikipedia Title: <title>" blocks, then
 "Q: <question>" and "A: <the chain so far>"; one fact per sentence; a chain that ends with a sentence

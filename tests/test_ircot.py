@@ -276,7 +276,7 @@ def test_the_cot_reader_without_an_answer_falls_back_to_the_direct_reader(
     assert steps == ["retrieve", "reason", "read_cot"]
     assert values["answer"] == "Cybertruck"  # the direct reader's
     assert values["fallbacks"] == [
-        'read_cot: no "answer is" in the chain of thought; answered by the direct reader'
+        'cot reader: no "answer is" in the chain of thought; answered by the direct reader'
     ]
     assert READER_CUE in model.prompts[-1] and len(values["usage"]) == 3
 
@@ -288,7 +288,7 @@ def test_a_refusal_after_answer_is_goes_to_the_direct_reader_unless_refusals_are
     _, values, _ = run(services, replies(chain), top_k=3, reader="cot")
     assert values["answer"] == "Cybertruck" and values["answer_outcome"] == "answered"
     assert values["fallbacks"] == [
-        "read_cot: the chain of thought refused ('unknown.'); answered by the direct reader"
+        "cot reader: the chain of thought refused ('unknown.'); answered by the direct reader"
     ]
     kept_as_is = {"reader": "cot", "unanswerable": True, "refusal_check": False}
     _, kept, _ = run(services, replies(chain), top_k=3, **kept_as_is)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from nodes.context import (
-    RetrievalContext,
+    ChainOfThoughtContext,
     RetrievalMode,
     parameter,
 )
@@ -15,7 +15,7 @@ IRCoTReader = Literal["direct", "cot"]
 
 
 @dataclass(kw_only=True)
-class IRCoTContext(RetrievalContext):
+class IRCoTContext(ChainOfThoughtContext):
     """IR-CoT's parameters, with the defaults of the original code (StonyBrookNLP/ircot) and seed 004 §2.3.
 
     The 350-word cut and the 600-word drop are the original's rules for Wikipedia paragraphs; with the
@@ -48,21 +48,11 @@ class IRCoTContext(RetrievalContext):
         minimum=1,
         maximum=100,
     )
-    demonstrations: int = parameter(
-        2,
-        "Worked examples (paragraphs, question, whole chain of thought) shown to the reasoner, at most 4; "
-        "0 = zero-shot.",
-        minimum=0,
-        maximum=4,
-    )
     reader: IRCoTReader = parameter(
         "direct",
         "How the final answer is read from the kept paragraphs: direct (a short answer, as NaiveRAG "
         'reads) or cot (a chain of thought, the answer taken after "answer is"; it offers no "cannot '
         'answer" phrase, so use direct with unanswerable).',
-    )
-    paragraph_words: int = parameter(
-        350, "Words of each paragraph shown to the reasoner; the rest is cut.", minimum=1, maximum=5000
     )
     long_paragraph_words: int = parameter(
         600,

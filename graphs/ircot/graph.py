@@ -19,7 +19,8 @@ from langgraph.runtime import Runtime
 
 from graphs.ircot.context import IRCoTContext
 from graphs.ircot.state import IRCoTOutput, IRCoTState
-from graphs.ircot.steps import GatherParagraphs, ReadWithReasoning, Reason
+from graphs.ircot.steps import GatherParagraphs, Reason
+from nodes.chain_of_thought import ChainOfThoughtReader
 from nodes.context import context_of
 from nodes.generate import Generate
 from nodes.protocols import GraphServices
@@ -42,7 +43,7 @@ def build(services: GraphServices) -> StateGraph:
     graph.add_node("retrieve", GatherParagraphs(services.indexes))
     graph.add_node("reason", Reason(services.llm, services.nlp))
     graph.add_node("generate", Generate(services.llm))
-    graph.add_node("read_cot", ReadWithReasoning(services.llm, services.nlp))
+    graph.add_node("read_cot", ChainOfThoughtReader(services.llm, services.nlp))
     graph.add_edge(START, "retrieve")
     graph.add_edge("retrieve", "reason")
     graph.add_conditional_edges("reason", after_reason, ["retrieve", "reason", "generate", "read_cot"])

@@ -1,7 +1,9 @@
 """IR-CoT's steps (seed 004 §2.3; StonyBrookNLP/ircot): gather paragraphs for the latest query within the
-paragraph budget, write the chain of thought one sentence at a time, and the chain-of-thought reader.
+paragraph budget, and write the chain of thought one sentence at a time.
 
-The direct reader is the shared `Generate`; these nodes know IR-CoT's context and state, not its graph.
+Both readers are shared: the direct one is `nodes.generate.Generate`, the chain-of-thought one
+`nodes.chain_of_thought.ChainOfThoughtReader` (Iter-RetGen writes its generations with it). These nodes know
+IR-CoT's context and state, not its graph.
 """
 
 from __future__ import annotations
@@ -14,20 +16,17 @@ from langgraph.runtime import Runtime
 from graphs.ircot.context import IRCoTContext
 from graphs.ircot.state import IRCoTState
 from nodes.context import context_of
-from nodes.generate import answered, final_answer
 from nodes.llm import LLMGateway
 from nodes.protocols import IndexProvider
 from nodes.retrieve import search_evidence
 from nodes.state import next_round
-from prompts import answer, demonstrations, ircot
+from prompts import demonstrations, ircot
 from stores.evidence import Evidence
 
 # One sentence of 15-30 tokens, with room to spare: the model runs on after it and only the first is kept
 # (a reply that restates earlier sentences first needs the room). 64 tokens are about 2 s on the embedded
 # model, and a first sentence cut short by the cap is still a usable query.
 REASONING_TOKENS = 64
-# A whole chain of thought of three to five sentences, the answer sentence last.
-READER_TOKENS = 200
 
 
 def within_budget(
@@ -128,50 +127,3 @@ class Reason:
         else:
             stop = ""
         return {**update, "reasoning": [sentence], "stop": stop}
-
-
-class ReadWithReasoning:
-    """The chain-of-thought reader ("IRCoT QA" with a CoT reader): the whole chain over the kept
-    paragraphs, the answer taken from the sentence that says "answer is".
-
-    Its prompt is the reasoner's with an empty chain, so it reuses the reasoning prompt's KV prefix up to
-    the question. When the chain gives no answer (no "answer is", nothing after it, or a refusal), the
-    direct reader answers from the same paragraphs (with its own refusal handling), recorded in
-    `fallbacks`. The prompt offers no "cannot answer" phrase: for corpora with unanswerable questions
-    (`unanswerable`), a refusal after "answer is" is kept, but the direct reader is the one that offers it;
-    with `refusal_check` on, such a refusal goes to the direct reader too, whose refusal is checked.
-    """
-
-    def __init__(self, llm: LLMGateway, nlp: Any) -> None:
-        self.llm = llm
-        self.nlp = nlp
-
-    def __call__(self, state: IRCoTState, runtime: Runtime[IRCoTContext]) -> dict:
-        ctx = context_of(runtime.context, IRCoTContext)
-        question, paragraphs = state["question"], state.get("evidence", [])
-        demos = demonstrations.select(ctx.demonstrations)
-        asked = ircot.messages(question, paragraphs, [], demos, ctx.paragraph_words)
-        reply = self.llm.complete("generator", asked, max_tokens=READER_TOKENS, guard=ircot.guard(demos))
-        said = ircot.answer_in(reply.text, self.nlp)
-        text = answer.clean(said or "")
-        refused = answer.is_refusal(text)
-        if refused and text and ctx.unanswerable and not ctx.refusal_check:
-            return {"answer": text, "answer_outcome": "unanswerable", "usage": [reply.usage]}
-        if not refused:
-            return answered(self.llm, question, asked, reply, text)
-        why = f"the chain of thought refused ({said!r})" if said else 'no "answer is" in the chain of thought'
-        direct = final_answer(
-            self.llm,
-            question,
-            answer.messages(question, paragraphs, unanswerable=ctx.unanswerable),
-            max_tokens=ctx.max_answer_tokens,
-            guard=answer.GUARD,
-            has_evidence=bool(paragraphs),
-            unanswerable=ctx.unanswerable,
-            check_refusal=ctx.refusal_check,
-        )
-        return {
-            **direct,
-            "usage": [reply.usage, *direct["usage"]],
-            "fallbacks": [f"read_cot: {why}; answered by the direct reader", *direct.get("fallbacks", [])],
-        }
