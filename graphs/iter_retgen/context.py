@@ -5,15 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nodes.context import (
-    RetrievalContext,
+    ChainOfThoughtContext,
+    RetrievalMode,
     parameter,
 )
 
 
 @dataclass(kw_only=True)
-class IterRetGenContext(RetrievalContext):
+class IterRetGenContext(ChainOfThoughtContext):
     """Iter-RetGen's parameters (Shao et al. 2023, as ChainRAG's and ReSP's papers run it): T = 3 iterations
-    of top-5 retrieval, each with the question and the previous iteration's generation."""
+    of top-5 dense retrieval, each with the question and the previous iteration's chain of thought, the
+    worked examples its generations are shown (`demonstrations`, IR-CoT's) and how much of each passage they
+    read (`paragraph_words`)."""
 
     top_k: int = parameter(
         5,
@@ -21,10 +24,16 @@ class IterRetGenContext(RetrievalContext):
         minimum=1,
         maximum=100,
     )
+    retrieval_mode: RetrievalMode = parameter(
+        "dense",
+        "How passages are searched: dense (Chroma; default, as the papers that run Iter-RetGen retrieve: "
+        "ChainRAG's embedder, ReSP's E5), bm25, or hybrid (reciprocal-rank fusion of both).",
+    )
     iterations: int = parameter(
         3,
-        "T, the number of retrieve-then-generate iterations (at least 1; 1 is NaiveRAG). They end sooner "
-        "only when an iteration's generation repeats the previous one, which fixes every later one.",
+        "T, the number of retrieve-then-generate iterations (at least 1). They end sooner only when the "
+        "next query would be this iteration's again (its chain of thought the previous one's), which fixes "
+        "every later one.",
         minimum=1,
         maximum=10,
     )

@@ -1,14 +1,17 @@
 """Iter-RetGen (Shao et al. 2023; the baseline of ChainRAG's and ReSP's tables): T iterations of retrieval
-and generation, each retrieval searching with the question and the previous iteration's generation.
+and generation, each retrieval searching with the question and the previous iteration's chain of thought.
 
 START -> retrieve -> generate
 generate -> retrieve   iterations remain (T, context `iterations`) and the next query differs from this one
-generate -> END        the T-th generation, or one that repeats the previous query: it is the answer
+generate -> END        the T-th generation, or one that repeats the previous query: its answer is the answer
 
 - retrieve: the shared retrieval node, top-k for the question (iteration 1), then for the question joined
-  with the previous generation; the hits are this iteration's passages (`gathered`), at hop = iteration.
-- generate: the shared reader over this iteration's passages alone; they join `evidence` (each passage at
-  the first iteration that found it) and the generation joins `generations`.
+  with the previous chain of thought, dense by default; the hits are this iteration's passages
+  (`gathered`), at hop = iteration.
+- generate: a chain of thought over this iteration's passages alone (the shared chain-of-thought reader,
+  IR-CoT's prompt and worked examples); the passages join `evidence` (each at the first iteration that
+  found it) and the chain joins `generations`. The last chain's answer ("So the answer is: ...", cut to
+  its span; the direct reader's when it gives none) is the answer.
 """
 
 from __future__ import annotations
@@ -38,9 +41,15 @@ def build(services: GraphServices) -> StateGraph:
     )
     graph.add_node(
         "retrieve",
-        Retrieve(services.indexes, query=iteration_query, hop=next_round, into="gathered"),
+        Retrieve(
+            services.indexes,
+            query=iteration_query,
+            hop=next_round,
+            into="gathered",
+            context=IterRetGenContext,
+        ),
     )
-    graph.add_node("generate", GenerateIteration(services.llm))
+    graph.add_node("generate", GenerateIteration(services.llm, services.nlp))
     graph.add_edge(START, "retrieve")
     graph.add_edge("retrieve", "generate")
     graph.add_conditional_edges("generate", after_generate, ["retrieve", END])

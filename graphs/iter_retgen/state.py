@@ -18,9 +18,10 @@ class IterRetGenState(QAState, total=False):
 
     `gathered` is the current iteration's retrieved passages, which its generation reads (that iteration's
     alone, as the original and FlashRAG do); each is also merged into `evidence` at hop = its iteration.
-    `generations` holds every iteration's answer in order (the trace of how the query evolved; the last is
-    the answer) and `rounds` counts the iterations done. `stop` says why they ended: "iterations" (all T
-    ran) or "converged" (an iteration repeated the one before, so every later one would too).
+    `generations` holds every iteration's chain of thought in order, as the next query joins it to the
+    question (the trace of how the query evolved; the answer is read from the last), and `rounds` counts
+    the iterations done. `stop` says why they ended: "iterations" (all T ran) or "converged" (the next
+    query would have been this iteration's again, so every later iteration would repeat this one).
     """
 
     gathered: list[Evidence]
@@ -30,6 +31,6 @@ class IterRetGenState(QAState, total=False):
 
 
 class IterRetGenOutput(AnswerOutput, total=False):
-    """What an Iter-RetGen run returns: the answer and its evidence, and every iteration's generation."""
+    """What an Iter-RetGen run returns: the answer, its evidence and every iteration's chain of thought."""
 
     generations: list[str]

@@ -1,9 +1,11 @@
 """Iterative retrieval-generation (Iter-RetGen, Shao et al. 2023): each iteration retrieves with the question
-joined to the previous iteration's generation, then generates from that iteration's passages.
+joined to the previous iteration's generation, then writes a chain of thought over that iteration's
+passages; the answer is read from the last chain.
 
-Why the generation is the next query: an answer, even a wrong one, names the entities the question leads
-to (the bridge entity of a two-hop question), which the question alone does not, so the next retrieval
-can find the passage that the first one missed.
+Why the whole generation is the next query: a chain of thought names the entities the question leads to
+(the bridge entity of a two-hop question, "Flyboys stars James Franco"), even when its answer is wrong or
+missing, so the next retrieval can find the passage the first one missed. A short answer names at most
+the answer; the reasoning names the steps to it.
 """
 
 from __future__ import annotations
@@ -15,21 +17,20 @@ from langgraph.runtime import Runtime
 
 from graphs.iter_retgen.context import IterRetGenContext
 from graphs.iter_retgen.state import IterRetGenState
+from nodes.chain_of_thought import ChainOfThoughtReader
 from nodes.context import context_of
-from nodes.generate import Generate
 from nodes.llm import LLMGateway
 from nodes.state import next_round
-from prompts import answer
 
 STOP_ITERATIONS = "iterations"
 STOP_CONVERGED = "converged"
 
 
 def joined_query(question: str, generation: str) -> str:
-    """The retrieval query after a generation: the question and the generation, joined (the original's
-    concatenation). A generation that names nothing (empty, a blanked echo, or a refusal kept on purpose
-    with `unanswerable`) would only add noise words, so the question is searched alone."""
-    return question if answer.is_refusal(generation) else f"{question} {generation}"
+    """The retrieval query after a generation: the question and the whole generation, joined (the
+    original's concatenation). An empty generation (an empty reply, or one blanked as an echo) leaves the
+    question alone."""
+    return f"{question} {generation}" if generation.strip() else question
 
 
 def iteration_query(state: Mapping[str, Any]) -> str:
@@ -39,38 +40,41 @@ def iteration_query(state: Mapping[str, Any]) -> str:
 
 
 class GenerateIteration:
-    """One iteration's generation: an answer from that iteration's passages alone (`gathered`), which are
-    then filed in `evidence` at their hop.
+    """One iteration's generation: a chain of thought over that iteration's passages alone (`gathered`),
+    which are then filed in `evidence` at their hop; the chain joins `generations`, and the ids it read
+    are `read`.
 
-    Every generation is a final answer (the shared reader and its refusal handling), so the last one is the
-    answer and each earlier one is an answer-shaped query. The iterations end after `iterations`, or
-    sooner when the next query would equal this iteration's: retrieval and greedy decoding would then
-    repeat this iteration exactly, so every later one would give the same passages and the same answer.
-    A generation that gives no answer is recorded in `fallbacks` (the next query is the question alone).
+    The iterations end after `iterations`, or sooner when the next query would equal this iteration's:
+    retrieval and greedy decoding would then repeat this iteration exactly, so every later one would give
+    the same passages and the same chain. The last chain gives the answer (`ChainOfThoughtReader.answer`:
+    what follows "answer is", cut to its span; a chain with none is answered by the direct reader, its
+    refusal handling included, recorded in `fallbacks`). An earlier chain is only a query: its answer is
+    not read, and an empty one, recorded in `fallbacks`, leaves the question alone as the next query.
     """
 
-    def __init__(self, llm: LLMGateway) -> None:
-        self.read = Generate(llm, passages="gathered")
+    def __init__(self, llm: LLMGateway, nlp: Any) -> None:
+        self.reader = ChainOfThoughtReader(llm, nlp)
 
     def __call__(self, state: IterRetGenState, runtime: Runtime[IterRetGenContext]) -> dict:
         ctx = context_of(runtime.context, IterRetGenContext)
-        gathered = state.get("gathered", [])
+        question, gathered = state["question"], state.get("gathered", [])
         done = next_round(state)
-        generated = self.read(state, runtime)
-        text = generated["answer"]
+        chain = self.reader.write(question, gathered, ctx)
         update: dict[str, Any] = {
-            **generated,
             "evidence": gathered,
-            "generations": [text],
+            "generations": [chain.text],
+            "read": [item["id"] for item in gathered],
             "rounds": done,
             "stats": {"iterations": float(done), "retrieval_rounds": float(done)},
         }
-        if done >= ctx.iterations:
-            return {**update, "stop": STOP_ITERATIONS}
-        if answer.is_refusal(text):
+        converged = joined_query(question, chain.text) == iteration_query(state)
+        if done >= ctx.iterations or converged:
+            stop = STOP_ITERATIONS if done >= ctx.iterations else STOP_CONVERGED
+            return {**update, **self.reader.answer(question, gathered, ctx, chain), "stop": stop}
+        update["usage"] = [chain.reply.usage]
+        if not chain.text:
             update["fallbacks"] = [
-                f"generate: iteration {done} gave no answer ({generated['answer_outcome']}): "
-                "the next iteration searches with the question alone"
+                f"generate: iteration {done} wrote no chain of thought (an empty reply, or an echo of the "
+                "prompt blanked): the next iteration searches with the question alone"
             ]
-        converged = joined_query(state["question"], text) == iteration_query(state)
-        return {**update, "stop": STOP_CONVERGED if converged else ""}
+        return {**update, "stop": ""}
