@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from graphs import decomposition
+from graphs.decomposition.context import QueryDecompositionContext
 from prompts import answer
 from stores.documents import Span
 from stores.evidence import Evidence
@@ -53,11 +54,14 @@ def run(
     return updates, final, model
 
 
-def expected_aggregate(index: ChunkIndex, subs: list[str], k: int) -> list[tuple[str, int]]:
-    """Each sub-question's own top-k, at its position; a chunk found again later stays at its first hop."""
+def expected_aggregate(
+    index: ChunkIndex, subs: list[str], k: int, mode: str = "dense"
+) -> list[tuple[str, int]]:
+    """Each sub-question's own top-k (by the method's default dense search), at its position; a chunk found
+    again later stays at its first hop."""
     kept: dict[str, int] = {}
     for position, sub in enumerate(subs, start=1):
-        for hit in index.search(sub, k):
+        for hit in index.search(sub, k, mode=mode):
             kept.setdefault(hit.chunk.id, position)
     return list(kept.items())
 
@@ -71,8 +75,8 @@ def test_one_branch_per_sub_question_merged_by_hop_then_rank_without_duplicates(
 
     index = services.indexes.open(sample_index)
     branches = [update["evidence"] for node, update in updates if node == "retrieve"]
-    searched = {sub: [hit.chunk.id for hit in index.search(sub, 4)] for sub in SUBS}
-    for branch in branches:  # every branch: one sub-question's own top 4, at that sub-question's hop
+    searched = {sub: [hit.chunk.id for hit in index.search(sub, 4, mode="dense")] for sub in SUBS}
+    for branch in branches:  # every branch: one sub-question's own dense top 4, at that sub-question's hop
         (hop,) = {item["hop"] for item in branch}
         assert [item["id"] for item in branch] == searched[SUBS[hop - 1]]
     assert sorted(branch[0]["hop"] for branch in branches) == [1, 2, 3]
@@ -155,7 +159,7 @@ def test_branches_retrieve_at_the_same_time(services: Any, sample_index: str) ->
     assert sorted(gated.finished) == sorted(SUBS) and len(gated.threads) == 3
     # the evidence is every branch's own search, merged
     index = services.indexes.open(sample_index)
-    searched = {hit.chunk.id for sub in SUBS for hit in index.search(sub, 3)}
+    searched = {hit.chunk.id for sub in SUBS for hit in index.search(sub, 3, mode="dense")}
     assert {item["id"] for item in out["evidence"]} == searched
 
 
@@ -185,6 +189,18 @@ def test_searching_one_opened_index_from_many_threads_gives_the_serial_results(
     with ThreadPoolExecutor(max_workers=8) as pool:
         parallel = list(pool.map(search, queries))
     assert parallel == serial
+
+
+def test_sub_questions_are_searched_dense_by_default_and_hybrid_on_request(
+    services: Any, sample_index: str
+) -> None:
+    """Seed 004 retrieves each sub-query by vector similarity; hybrid search stays a named option."""
+    assert QueryDecompositionContext().retrieval_mode == "dense"
+    index = services.indexes.open(sample_index)
+    dense, hybrid = (expected_aggregate(index, SUBS, 3, mode) for mode in ("dense", "hybrid"))
+    assert dense != hybrid  # the sample tells the two apart
+    _, final, _ = run(services, sample_index, top_k=3, retrieval_mode="hybrid")
+    assert [(item["id"], item["hop"]) for item in final["evidence"]] == hybrid
 
 
 def test_branch_evidence_keeps_its_corpus_ids(services: Any, sample_index: str) -> None:

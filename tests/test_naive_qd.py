@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphs import naive_qd
+from graphs.naive_qd.context import NaiveQDContext
 from prompts import answer, reader
 from stores.evidence import Evidence
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
@@ -62,7 +63,8 @@ def test_each_sub_question_in_turn_is_answered_from_its_own_top_k_at_its_hop(
     own: list[list[Evidence]] = []
     for position, sub in enumerate(SUBS, start=1):
         retrieved = [update["gathered"] for node, update in updates if node == "retrieve"][position - 1]
-        assert [item["id"] for item in retrieved] == [hit.chunk.id for hit in index.search(sub, 3)]
+        dense = index.search(sub, 3, mode="dense")  # the method's default, as the paper's baselines search
+        assert [item["id"] for item in retrieved] == [hit.chunk.id for hit in dense]
         assert {item["hop"] for item in retrieved} == {position}
         own.append(retrieved)
         # its reader: its own chunks and the sub-question exactly as decomposed, pronoun and all
@@ -127,3 +129,21 @@ def test_context_integration_reads_the_chunks_not_the_sub_answers(services: Any,
     assert "Sub-questions and answers" not in final_prompt and "->" not in final_prompt
     assert final_prompt.count("\n\n[") + 1 == len(final["evidence"])  # all of them, within 5000 words
     assert f"Question: {QUESTION}" in final_prompt
+
+
+def test_sub_questions_are_searched_dense_by_default_and_hybrid_on_request(
+    services: Any, sample_index: str
+) -> None:
+    """The paper's baselines share its embedder (000 §4.1); hybrid search stays a named option."""
+    assert NaiveQDContext().retrieval_mode == "dense"
+    index = services.indexes.open(sample_index)
+    searched = {
+        mode: [[hit.chunk.id for hit in index.search(sub, 3, mode=mode)] for sub in SUBS]
+        for mode in ("dense", "hybrid")
+    }
+    assert searched["dense"] != searched["hybrid"]  # the sample tells the two apart
+    by_default, _, _ = run(services, sample_index, top_k=3)
+    on_request, _, _ = run(services, sample_index, top_k=3, retrieval_mode="hybrid")
+    for mode, updates in (("dense", by_default), ("hybrid", on_request)):
+        gathered = [update["gathered"] for node, update in updates if node == "retrieve"]
+        assert [[item["id"] for item in hits] for hits in gathered] == searched[mode], mode

@@ -5,8 +5,9 @@ START -> decompose -> retrieve (one Send branch per sub-question, in parallel) -
 
 - decompose: the shared decomposer, asked for exactly N sub-questions by default (context `count`,
   `max_sub_questions`; every malformed reply has a recorded outcome, see nodes.decompose).
-- retrieve: branch i searches with sub-question i and records its hits at hop i. Branches only retrieve,
-  so LangGraph runs them at the same time in its thread pool (one opened index serves them all).
+- retrieve: branch i searches with sub-question i (dense by default, as the seed retrieves) and records
+  its hits at hop i. Branches only retrieve, so LangGraph runs them at the same time in its thread pool
+  (one opened index serves them all).
 - aggregate: the branches' hits are one list by then, merged by the state's reducer: each passage once,
   at the smallest hop that found it, ordered by hop and within a hop by rank, whichever branch finished
   first; the node records how many distinct passages it holds (`stats.passages`).
@@ -43,7 +44,10 @@ def build(services: GraphServices) -> StateGraph:
         output_schema=AnswerOutput,
     )
     graph.add_node("decompose", Decompose(services.llm, QueryDecompositionContext))
-    graph.add_node("retrieve", Retrieve(services.indexes, query="sub_question", hop="position"))
+    graph.add_node(
+        "retrieve",
+        Retrieve(services.indexes, query="sub_question", hop="position", context=QueryDecompositionContext),
+    )
     graph.add_node("aggregate", count_passages)
     graph.add_node("generate", Generate(services.llm))
     graph.add_edge(START, "decompose")

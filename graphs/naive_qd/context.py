@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nodes.context import CountedDecompositionContext, CountMode, IntegrationMode, parameter
+from nodes.context import CountedDecompositionContext, CountMode, IntegrationMode, RetrievalMode, parameter
 
 
 @dataclass(kw_only=True)
@@ -15,9 +15,15 @@ class NaiveQDContext(CountedDecompositionContext):
     what it does with the sub-questions (retrieve chunks for each as decomposed, never rewritten), so the
     comparison isolates that, and an evaluation beside ChainRAG reuses its decompositions from the response
     cache. Each sub-question is answered from its own passages alone: the paper's Table 3 shows the
-    baseline's second sub-question asked with its pronoun and its own context, no earlier answer.
+    baseline's second sub-question asked with its pronoun and its own context, no earlier answer. Retrieval is
+    dense, with the embedder the paper shares across all its baselines (§4.1).
     """
 
+    retrieval_mode: RetrievalMode = parameter(
+        "dense",
+        "How each sub-question's passages are searched: dense (Chroma; default, as the paper's baselines "
+        "retrieve with its embedder), bm25, or hybrid (reciprocal-rank fusion of both).",
+    )
     max_sub_questions: int = parameter(
         4,
         "N: the most sub-questions kept (exactly N or at most N with `count` exactly / up_to).",

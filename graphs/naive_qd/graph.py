@@ -6,7 +6,8 @@ answer_sub -> prepare      while sub-questions remain, else -> integrate
 - decompose: the shared decomposer, by default with ChainRAG's own prompt (context `count`), cut at N.
 - prepare: the next sub-question exactly as decomposed (never rewritten, unlike ChainRAG's `prepare`),
   with the earlier answers as notes only when `earlier_answers` is on (off, as the paper runs it).
-- retrieve: that sub-question's own top-k chunks, recorded at hop = its 1-based position.
+- retrieve: that sub-question's own top-k chunks (dense by default, as the paper's baselines retrieve),
+  recorded at hop = its 1-based position.
 - answer_sub: the sub-question answered from its own chunks (ChainRAG's sub-question reader).
 - integrate: the final answer from the sub-questions and their answers (AnsInt; a refusal falls back to
   the gathered chunks reranked against the question), or from those chunks (`integration` = contexts).
@@ -40,7 +41,10 @@ def build(services: GraphServices) -> StateGraph:
     graph.add_node("decompose", DecomposeInTurn(services.llm, NaiveQDContext))
     graph.add_node("prepare", NextSubQuestion(NaiveQDContext))
     graph.add_node(
-        "retrieve", Retrieve(services.indexes, query="query", hop=current_position, into="gathered")
+        "retrieve",
+        Retrieve(
+            services.indexes, query="query", hop=current_position, into="gathered", context=NaiveQDContext
+        ),
     )
     graph.add_node("answer_sub", AnswerSubQuestion(services.llm))
     graph.add_node("integrate", Integrate(services.llm, services.reranker, NaiveQDContext))
