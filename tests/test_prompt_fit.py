@@ -7,10 +7,11 @@ sample corpus, indexed with the default chunking (256-token chunks, the metadata
 passage), asked the sample question. Its chat model is scripted (`WorstCase`, named as what it is): every
 reply is as long as the call's `max_tokens` allows and steers the method down its longest path. The
 sufficiency judges say No (ChainRAG expands to its word limit, ReSP runs its three rounds); IR-CoT's
-reasoner never says "answer is" (eight steps, fifteen paragraphs); readers refuse first, give a long answer
-when nudged, then are asked for its span (a new one each time, so Iter-RetGen never converges); only the
-first sub-question is answered (so ChainRAG rewrites the second and summarises the unanswered ones into
-the notes of the last); and AnsInt refuses (so the answer is read from the contexts, at the word limit).
+reasoner never says "answer is" (eight steps, fifteen paragraphs), nor do Iter-RetGen's chains (a new one
+each time, so it never converges, and the direct reader answers after the last); readers refuse first,
+give a long answer when nudged, then are asked for its span; only the first sub-question is answered (so
+ChainRAG rewrites the second and summarises the unanswered ones into the notes of the last); and AnsInt
+refuses (so the answer is read from the contexts, at the word limit).
 A test per method checks that its run took that path.
 
 What is counted. Each prompt is rendered with the GGUF's chat template and tokenized by its vocabulary
@@ -45,7 +46,7 @@ from nodes.edge_judge import LLMEdgeJudge
 from nodes.integrate import word_count
 from nodes.llm import LLMGateway, RoleModel
 from nodes.questions import LLMQuestionWriter
-from prompts import answer, reader, resp_reasoner, resp_summarizer
+from prompts import answer, ircot, reader, resp_reasoner, resp_summarizer
 from prompts.echo import NUDGE
 from stores.questions import QuestionParams
 from tests.scripted import ScriptedServices, stream_run
@@ -179,6 +180,8 @@ def worst_replies(count: GGUFTokens) -> Callable[[str, list[BaseMessage], int], 
             return fill(max_tokens, "Which council met", "?")  # the planner: a new sub-question
         if role == "reasoner":  # IR-CoT's: a step of the chain that concludes nothing
             return fill(max_tokens, "The report", ".")
+        if system.startswith(ircot.SYSTEM):  # a whole chain (Iter-RetGen's generation) with no answer
+            return fill(max_tokens, "The report", ".")
         if role == "extractor":
             return fill(max_tokens)  # no JSON: the source matcher stands in
         if last == answer.REFUSAL_NUDGE:
@@ -273,7 +276,7 @@ LONGEST_PATH: dict[str, dict[str, Any]] = {
     "decomposition": {"sub-questions": 3, "calls of generate": 3},
     "naive_qd": {"sub-questions": 4, "answered from the contexts": True},
     "ircot": {"reasoning steps": 8, "paragraphs": 15, "calls of generate": 3},  # the direct reader
-    "iter_retgen": {"iterations": 3},
+    "iter_retgen": {"iterations": 3, "calls of generate": 3 + 3},  # chains; the direct reader, nudge, span
     "resp": {"rounds": 3, "calls of summarize": 1 + 2 + 2},  # global each round, local from the second
     "multimeta": {"first call": "extractor", "passages read": 6},
     "treehop": {"passages read": 8},

@@ -98,7 +98,7 @@ def test_a_methods_roles_are_the_prompts_its_code_reaches() -> None:
     # reader's refusal check
     assert roles["naive"] == {"answer", "echo", "metadata", "passages", "refusal_check", "structured"}
     assert {"decompose", "reader", "rewrite", "summarize", "integrate"} <= roles["chainrag"]
-    assert {"ircot", "demonstrations"} <= roles["ircot"]
+    assert {"ircot", "demonstrations"} <= roles["ircot"] & roles["iter_retgen"]  # its chains are IR-CoT's
     assert {"resp_generator", "resp_reasoner", "resp_summarizer"} <= roles["resp"]
     prompts = {path.stem for path in (REPO / "prompts").glob("*.py")}
     assert all({"answer", "refusal_check"} <= found <= prompts for found in roles.values())
