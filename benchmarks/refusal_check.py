@@ -9,8 +9,9 @@ same conversation, so a run with it on holds the run without it: every call befo
 same call (with `refusal_check=false` they come back from the response cache, the same replies), and
 without the check the refusal would have been the answer. A record shows such a refusal by its
 `refusal_check` (the shared reader refused), or by the fallback line of a refusal that only the check sends
-on to the reader (AnsInt's refused integration, IR-CoT's refused chain). Before = that refusal, scored as
-the canonical refusal (`outcome` "unanswerable"); after = the record as it is.
+on to the reader (AnsInt's refused integration, a refused chain of thought: IR-CoT's, Iter-RetGen's last).
+Before = that refusal, scored as the canonical refusal (`outcome` "unanswerable"); after = the record as
+it is.
 
 Printed per method: refusals of answerable questions and null questions answered right, before -> after;
 EM before -> after with the paired difference (bootstrap 95% interval, evals.stats.paired_difference) and
@@ -31,10 +32,10 @@ from evals.stats import mcnemar_exact, paired_difference
 from prompts.answer import UNANSWERABLE
 
 # Fallback lines (their start) of a refusal that only the check sends on to a reader (nodes.integrate,
-# graphs.ircot.steps): without the check, the method kept that refusal as its answer.
+# nodes.chain_of_thought): without the check, the method kept that refusal as its answer.
 SENT_ON = (
     "integrate: the sub-answers gave no answer; answered from the contexts",
-    "read_cot: the chain of thought refused",
+    "cot reader: the chain of thought refused",
 )
 
 

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from benchmarks import refusal_check as refusal_check_benchmark
 from graphs import iter_retgen
 from graphs.iter_retgen.context import IterRetGenContext
 from nodes.retrieve import search_evidence
@@ -232,6 +233,8 @@ def test_a_refusal_under_unanswerable_is_kept_or_checked_and_a_refusing_chain_st
         "cot reader: the chain of thought refused ('Insufficient information.'); "
         "answered by the direct reader"
     )
+    # the line by which the refusal check's before / after knows the chain's refusal was sent on
+    assert refusal_check_benchmark.refused_before({"fallbacks": checked["fallbacks"]})
 
 
 def test_retrieval_is_dense_by_default_and_hybrid_a_named_option(services: Any, sample_index: str) -> None:
