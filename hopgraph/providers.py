@@ -388,7 +388,14 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
         )
         embedded = spec == "local" and settings.local_model_path is None
         model_id = MODEL_ID if embedded else f"local:{path.name}"
-        return RoleModel(model, model_id, f"local GGUF {path}", exclusive=True, reply_format="llama.cpp")
+        return RoleModel(
+            model,
+            model_id,
+            f"local GGUF {path}",
+            exclusive=True,
+            reply_format="llama.cpp",
+            context_window=settings.local_n_ctx,
+        )
     if ":" not in spec:
         raise ConfigError(
             f"llm = {spec!r} is not understood: use 'local', 'local:/path/to/model.gguf' or "
@@ -431,6 +438,7 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
         f"{spec}{where}; {limits}",
         provider_retries=settings.max_retries,
         reply_format=reply_format,
+        context_window=settings.provider_n_ctx,
     )
 
 

@@ -112,6 +112,13 @@ class Settings(BaseSettings):
     `repr(settings)` and dumps show stars."""
     roles: dict[str, RoleSettings] = Field(default_factory=dict)
     """Per-role overrides, e.g. [roles.generator] llm = "openai:gpt-4o-mini"."""
+    provider_n_ctx: int = Field(default=8192, ge=1)
+    """Context window, in tokens (prompt and reply together), of every model reached through a provider
+    (`provider:model`: OpenAI, or an OpenAI-compatible server), as its server was started (vLLM's
+    --max-model-len, Ollama's num_ctx, llama.cpp server's --ctx-size) or its provider documents it. It
+    changes nothing on the server: a prompt that grows with the evidence (ChainRAG's CxtInt) is cut to fit
+    it. The default is the local model's default window, which every method's default prompts fit; raise it
+    for a larger one (128,000 for gpt-4o-mini) and CxtInt reads more of what was gathered."""
     timeout: float = Field(default=120.0, gt=0)
     """Seconds before a remote call is abandoned (then retried)."""
     max_retries: int = Field(default=2, ge=0)
@@ -129,7 +136,8 @@ class Settings(BaseSettings):
     """A GGUF to use instead of the embedded one."""
     local_n_ctx: int = Field(default=8192, ge=1)
     """Context window of the local model: ChainRAG's paper word limit (3000 words, about 4,000 tokens)
-    plus its instructions must fit; KV memory is about 28 KB per token for the embedded 1.5B model."""
+    plus its instructions must fit in each sub-question's prompts, and CxtInt reads what its sub-questions
+    gathered up to this window; KV memory is about 28 KB per token for the embedded 1.5B model."""
     local_contexts: int = Field(default=4, ge=1)
     """llama.cpp contexts over the one loaded local model, each kept warm for one prompt family (the calls
     opening with the same system text: the decomposer's, the readers' ...), whose stable prefix is then not

@@ -71,6 +71,9 @@ class RoleModel:
     `max_retries` setting); an empty completion from it is asked again once. None for the in-process model,
     whose reply is what it generated, taken as it is (an empty one is a reply its parser falls back from).
     `reply_format` says how the model is asked for a reply's shape (None: it is not asked).
+    `context_window` is how many tokens its context holds, prompt and reply together (the settings'
+    `local_n_ctx` or `provider_n_ctx`): a prompt that grows with the evidence is cut to fit it
+    (nodes.window). Unstated, it is the embedded model's default window, which every default prompt fits.
     """
 
     model: BaseChatModel
@@ -79,6 +82,7 @@ class RoleModel:
     exclusive: bool = False
     provider_retries: int | None = None
     reply_format: ReplyFormat | None = None
+    context_window: int = 8192
     lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
 
