@@ -10,8 +10,9 @@ from langgraph.runtime import Runtime
 
 from nodes.context import RetrievalContext, context_of
 from nodes.llm import LLMGateway, LLMReply
+from nodes.window import MESSAGE_TOKENS, estimated_tokens
 from prompts import answer, refusal_check
-from prompts.echo import EchoGuard
+from prompts.echo import NUDGE, EchoGuard
 
 # answered: the reply answered; unanswerable: a refusal kept on purpose (context `unanswerable`; with
 # `refusal_check`, only after the check found a fact missing or could not be read); checked: a refusal the
@@ -102,6 +103,23 @@ def checked_refusal(llm: LLMGateway, conversation: Sequence[BaseMessage]) -> dic
         fallbacks.append("refusal check: every fact stated but no answer given: the refusal kept")
     update["refusal_check"] = {"verdict": verdict, "facts": found.record()}
     return {**update, "fallbacks": fallbacks} if fallbacks else update
+
+
+def follow_up_tokens(question: str, max_tokens: int) -> int:
+    """Tokens that `final_answer`'s later turns may add to its first prompt, estimated (nodes.window): a
+    reader's prompt fits its window only if these fit beside it.
+
+    Every turn any of its paths appends, summed, since each path appends some of them: the reply, the
+    nudge for a best answer and its reply, the refusal check and its reply, the request for the span and
+    its reply, and an echo's retry (its nudge and one more reply of the longest of these caps)."""
+    asked = [
+        HumanMessage(answer.REFUSAL_NUDGE),
+        refusal_check.request(),
+        HumanMessage(answer.shorten_request(question)),
+        HumanMessage(NUDGE),
+    ]
+    replies = [max_tokens, max_tokens, CHECK_TOKENS, SHORTEN_TOKENS, max(max_tokens, CHECK_TOKENS)]
+    return estimated_tokens(asked) + sum(replies) + MESSAGE_TOKENS * len(replies)
 
 
 def final_answer(

@@ -1,23 +1,29 @@
 """Integrate sub-question results into the final answer (ChainRAG §3.4; NaiveRAG w/ QD, its baseline, too).
 
 answers (AnsInt): the original question from the sub-questions and their answers only.
-contexts (CxtInt): every gathered passage, deduplicated, reranked against the original question and cut
-to the word limit, answered like NaiveRAG.
+contexts (CxtInt): every gathered passage, deduplicated, reranked against the original question, answered
+like NaiveRAG. ChainRAG's paper and its authors' code read every deduplicated sentence of every
+sub-question here (the word limit bounds each sub-question's expansion, not this); hopgraph reads them
+all too, best first, cut only where the prompt would no longer fit the reader's context window. NaiveRAG
+w/ QD's paper does not say how the baseline integrates; hopgraph reads its reranked chunks up to its
+own `word_limit` (about the five chunks NaiveRAG reads), then within the window.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
 from langgraph.runtime import Runtime
 
 from nodes.context import IntegrationMode, context_of
-from nodes.generate import answered, final_answer
+from nodes.generate import answered, final_answer, follow_up_tokens
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.state import SubQuestionsState
+from nodes.window import estimated_tokens
 from prompts import answer, integrate
 from stores.evidence import Evidence, passage_text
 
@@ -41,26 +47,36 @@ def rerank(
     return [evidence[i] for i in order]
 
 
-def rerank_within(
-    reranker: Reranker, question: str, evidence: list[Evidence], word_limit: int
-) -> list[Evidence]:
-    """CxtInt's reading: the reranked evidence, cut where the next item would pass the word limit."""
+def within_words(ranked: Sequence[Evidence], word_limit: int) -> list[Evidence]:
+    """`ranked` cut where the next item would pass `word_limit` words (the first is always kept)."""
     kept: list[Evidence] = []
-    for item in rerank(reranker, question, evidence):
-        if kept and word_count([*kept, item]) > word_limit:
+    words = 0
+    for item in ranked:
+        words += len(item["text"].split())
+        if kept and words > word_limit:
             break
         kept.append(item)
     return kept
+
+
+def within_window(ranked: list[Evidence], fits: Callable[[list[Evidence]], bool]) -> list[Evidence]:
+    """The longest start of `ranked` that `fits`, found by bisection: a longer start never makes a shorter
+    prompt, and the prompt is estimated a dozen times rather than once per passage."""
+    count = bisect.bisect_left(range(1, len(ranked) + 1), True, key=lambda n: not fits(ranked[:n]))
+    return ranked[:count]
 
 
 class IntegrationParameters(Protocol):
     """What integration reads of a run's context (ChainRAG's and NaiveRAG w/ QD's)."""
 
     integration: IntegrationMode
-    word_limit: int
     max_answer_tokens: int
     unanswerable: bool
     refusal_check: bool
+
+    def integration_word_limit(self) -> int | None:
+        """Words of reranked passages the contexts are cut at; None: no word cut, only the window's."""
+        ...
 
 
 class Integrate:
@@ -71,7 +87,7 @@ class Integrate:
 
     `context` is the method's context schema, whose defaults apply when a run passes no context.
     Reads `question`, `solved` (AnsInt) and `evidence` (CxtInt, and AnsInt's fallback); writes `answer`,
-    `answer_outcome`, `read` (CxtInt), `usage`, `fallbacks`.
+    `answer_outcome`, `usage`, `fallbacks`, and where the contexts are read `stats.contexts_left_out`.
     """
 
     def __init__(
@@ -103,7 +119,7 @@ class Integrate:
                 return answered(self.llm, question, asked, reply, text)
             usage.append(reply.usage)
             fallbacks.append("integrate: the sub-answers gave no answer; answered from the contexts")
-        passages = rerank_within(self.reranker, question, state.get("evidence", []), ctx.word_limit)
+        passages, cut = self.contexts(question, state.get("evidence", []), ctx)
         update = final_answer(
             self.llm,
             question,
@@ -117,5 +133,41 @@ class Integrate:
         return {
             **update,
             "usage": usage + update["usage"],
-            "fallbacks": fallbacks + update.get("fallbacks", []),
+            "fallbacks": fallbacks + cut.get("fallbacks", []) + update.get("fallbacks", []),
+            "stats": cut["stats"],
         }
+
+    def contexts(
+        self, question: str, evidence: Sequence[Evidence], ctx: IntegrationParameters
+    ) -> tuple[list[Evidence], dict]:
+        """The passages the contexts are read from, and the update that records their cut.
+
+        The evidence reranked against the question, cut at the method's word limit if it has one, then
+        where the reader's prompt, with room for `final_answer`'s later turns, would pass the generator's
+        context window. The window is the model's own (`local_n_ctx`, `provider_n_ctx`), not a run
+        parameter: a default prompt then never overflows the model it runs on, whichever that is, and a
+        larger window reads more. Prompts are estimated without a tokenizer, on the high side
+        (nodes.window), since a provider's tokenizer is not at hand. How many items the window left out
+        goes to `stats.contexts_left_out` (0: all read); when any were, a line in `fallbacks` says so, which
+        the explorer shows under the answer.
+        """
+        ranked = rerank(self.reranker, question, evidence)
+        word_limit = ctx.integration_word_limit()
+        if word_limit is not None:
+            ranked = within_words(ranked, word_limit)
+        window = self.llm.model_for("generator").context_window
+        room = window - follow_up_tokens(question, ctx.max_answer_tokens)
+
+        def fits(passages: list[Evidence]) -> bool:
+            asked = answer.messages(question, passages, unanswerable=ctx.unanswerable)
+            return estimated_tokens(asked) <= room
+
+        passages = within_window(ranked, fits)
+        left_out = len(ranked) - len(passages)
+        cut: dict = {"stats": {"contexts_left_out": float(left_out)}}
+        if left_out:
+            cut["fallbacks"] = [
+                f"integrate: the reader's {window:,}-token window holds the best {len(passages)} of the "
+                f"{len(ranked)} items to read; the other {left_out} were left out"
+            ]
+        return passages, cut

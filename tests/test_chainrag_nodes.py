@@ -1,5 +1,6 @@
 """ChainRAG's LLM-facing nodes with a scripted chat model: rewrite trigger, rewrite, summary fallback,
-decomposition parsing, the judge, and both integrations (wiring; the real-LLM run is in test_chainrag)."""
+decomposition parsing, the judge, and both integrations, CxtInt's cut at the reader's window among them
+(wiring; the real-LLM run is in test_chainrag)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from langgraph.runtime import Runtime
 from graphs.chainrag.context import ChainRAGContext
 from graphs.chainrag.steps import JudgeGathered, PrepareSubQuestion, needs_rewrite
 from nodes.decompose import Decompose
-from nodes.integrate import Integrate, rerank
+from nodes.generate import follow_up_tokens
+from nodes.integrate import Integrate, rerank, word_count
+from nodes.llm import LLMGateway, RoleModel
 from nodes.state import SubAnswer
 from nodes.subanswer import AnswerSubQuestion, DecomposeInTurn
+from nodes.window import estimated_tokens
+from prompts import answer
 from stores.evidence import Evidence
-from tests.scripted import scripted_gateway
+from tests.scripted import ScriptedChatModel, scripted_gateway
 
 
 def evidence(i: int, text: str, hop: int = 1) -> Evidence:
@@ -222,14 +227,46 @@ def test_answer_integration_uses_only_sub_questions_and_answers() -> None:
     assert "Cincinnati, Ohio" not in model.prompts[0]
 
 
-def test_context_integration_reranks_deduplicated_evidence_within_the_word_limit() -> None:
+def test_context_integration_reads_every_item_past_the_word_limit_best_first() -> None:
+    """CxtInt as the paper runs it: the word limit bounds each sub-question's expansion, not what CxtInt
+    reads; every gathered item goes to the reader, in the reranker's order."""
+    texts = {i: f"sentence {i} " + "word " * (10 + 7 * i) for i in (2, 0, 3, 1)}  # longer ranks higher
+    state = {**solved_state(), "evidence": [evidence(i, text) for i, text in texts.items()]}
+    ctx = ChainRAGContext(integration="contexts", word_limit=20)
+    assert word_count(state["evidence"]) > 4 * ctx.word_limit
     llm, model = scripted_gateway(lambda p: "Cincinnati")
-    ctx = ChainRAGContext(integration="contexts", word_limit=7)
-    Integrate(llm, LengthReranker(), ChainRAGContext)(solved_state(), Runtime(context=ctx))
+    update = Integrate(llm, LengthReranker(), ChainRAGContext)(state, Runtime(context=ctx))
     prompt = model.prompts[0]
-    assert "[1] <passage>\nT\na much longer sentence about Cincinnati, Ohio" in prompt  # best first
-    assert "T\nshort" not in prompt  # over the 7-word limit once the first passage is in
-    assert "->" not in prompt
+    read = [prompt.index(f"sentence {i} ") for i in (3, 2, 1, 0)]  # all four, the longest first
+    assert read == sorted(read) and "->" not in prompt
+    assert update["stats"] == {"contexts_left_out": 0.0} and update["fallbacks"] == []
+
+
+def test_context_integration_is_cut_where_the_prompt_would_pass_the_readers_window() -> None:
+    """Evidence that would not fit the generator's window (a scripted chat model stated to hold 2,000
+    tokens) is read best first up to where the prompt, with room for the reader's later turns, still fits;
+    how much was left out is recorded for the report and the explorer."""
+    items = [evidence(i, f"fact {i:02d} " + "about the harbour and its ferries " * 10) for i in range(40)]
+    model = ScriptedChatModel(reply=lambda p: "Cincinnati")
+    llm = LLMGateway({}, RoleModel(model, "scripted", "scripted chat model", context_window=2000))
+    ctx = ChainRAGContext(integration="contexts")
+    state = {**solved_state(), "evidence": items}
+    update = Integrate(llm, LengthReranker(), ChainRAGContext)(state, Runtime(context=ctx))
+    prompt = model.prompts[0]
+    read = [i for i in range(40) if f"fact {i:02d} " in prompt]
+    left_out = 40 - len(read)
+    # equal scores: the later-gathered first, so the best are the last gathered
+    assert 0 < left_out < 40 and read == list(range(left_out, 40))
+    assert sorted(read, key=lambda i: prompt.index(f"fact {i:02d} "), reverse=True) == read
+    question, room = state["question"], 2000 - follow_up_tokens(state["question"], ctx.max_answer_tokens)
+    ranked = items[::-1]
+    assert estimated_tokens(answer.messages(question, ranked[: len(read)])) <= room
+    assert estimated_tokens(answer.messages(question, ranked[: len(read) + 1])) > room
+    assert update["stats"] == {"contexts_left_out": float(left_out)}
+    assert update["fallbacks"] == [
+        f"integrate: the reader's 2,000-token window holds the best {len(read)} of the 40 items to read; "
+        f"the other {left_out} were left out"
+    ]
 
 
 def test_rerank_orders_best_first_and_puts_the_later_of_equal_scores_first() -> None:

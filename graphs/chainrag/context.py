@@ -29,7 +29,8 @@ class ChainRAGContext(DecompositionContext):
     )
     integration: IntegrationMode = parameter(
         "answers",
-        "answers = AnsInt (sub-questions and their answers); contexts = CxtInt (reranked sentences).",
+        "answers = AnsInt (sub-questions and their answers); contexts = CxtInt (every gathered sentence, "
+        "reranked, as many as the reader's context window holds).",
     )
     rewrite: bool = parameter(True, "Ablation switch: rewrite sub-questions that refer to earlier answers.")
     ec_edges: bool = parameter(True, "Ablation switch: entity co-occurrence (EC) edges.")
@@ -38,3 +39,8 @@ class ChainRAGContext(DecompositionContext):
     use_graph: bool = parameter(
         True, "Ablation switch: off retrieves chunks (as NaiveRAG) instead of sentences, with no expansion."
     )
+
+    def integration_word_limit(self) -> int | None:
+        """None: the word limit bounds each sub-question's expansion, not what CxtInt reads; the paper and
+        its authors' code read every deduplicated sentence of every sub-question (nodes.integrate)."""
+        return None

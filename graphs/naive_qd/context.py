@@ -52,3 +52,8 @@ class NaiveQDContext(CountedDecompositionContext):
         minimum=1,
         maximum=20000,
     )
+
+    def integration_word_limit(self) -> int | None:
+        """`word_limit`: the baseline's paper does not say what its integration reads; hopgraph reads its
+        reranked chunks up to about the five NaiveRAG reads (then within the reader's window)."""
+        return self.word_limit
