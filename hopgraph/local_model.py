@@ -243,6 +243,8 @@ class LocalLlamaChat(BaseChatModel):
     contexts: int = 4
     _contexts: PrefixContexts | None = PrivateAttr(default=None)
     _load_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _vocabulary: Any = PrivateAttr(default=None)
+    _vocabulary_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
     def _llm_type(self) -> str:
@@ -268,6 +270,17 @@ class LocalLlamaChat(BaseChatModel):
                     ) from exc
                 self._contexts = PrefixContexts(primary, self.contexts)
             return self._contexts.for_family(family)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` in the model's own vocabulary, loaded alone on first use (`vocab_only`: no
+        weights, under a second), so a prompt is sized to the window (nodes.window) exactly, before the
+        model is loaded and while another thread runs it."""
+        with self._vocabulary_lock:
+            if self._vocabulary is None:
+                import llama_cpp
+
+                self._vocabulary = llama_cpp.Llama(model_path=self.model_path, vocab_only=True, verbose=False)
+            return len(self._vocabulary.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def _generate(
         self,

@@ -5,6 +5,7 @@ Everything below graphs/, nodes/ and stores/ receives these objects; nothing the
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from langchain_core.language_models import BaseChatModel
 
 from hopgraph.local_model import MODEL_ID, LocalLlamaChat, ensure_gguf
 from hopgraph.onnx_export import ONNX_FILES, embedding_path, ensure_export, token_window
@@ -21,6 +21,7 @@ from nodes.edge_judge import LLMEdgeJudge
 from nodes.llm import LLMGateway, ReplyFormat, ResponseCache, RoleModel
 from nodes.protocols import Reranker
 from nodes.questions import LLMQuestionWriter
+from nodes.window import prompt_tokens
 from stores.bm25 import reciprocal_rank_fusion, scores_among, tokenize, top_positive
 from stores.chroma import ChromaServer
 from stores.errors import HopgraphError
@@ -380,7 +381,7 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
     spec = role.llm or "local"
     if spec == "local" or spec.startswith("local:"):
         path = _local_gguf(spec, settings)
-        model: BaseChatModel = LocalLlamaChat(
+        local = LocalLlamaChat(
             model_path=str(path),
             n_ctx=settings.local_n_ctx,
             n_threads=settings.local_n_threads,
@@ -389,12 +390,13 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
         embedded = spec == "local" and settings.local_model_path is None
         model_id = MODEL_ID if embedded else f"local:{path.name}"
         return RoleModel(
-            model,
+            local,
             model_id,
             f"local GGUF {path}",
             exclusive=True,
             reply_format="llama.cpp",
             context_window=settings.local_n_ctx,
+            count_prompt=functools.partial(prompt_tokens, text_tokens=local.count_tokens),
         )
     if ":" not in spec:
         raise ConfigError(

@@ -117,8 +117,9 @@ class Settings(BaseSettings):
     (`provider:model`: OpenAI, or an OpenAI-compatible server), as its server was started (vLLM's
     --max-model-len, Ollama's num_ctx, llama.cpp server's --ctx-size) or its provider documents it. It
     changes nothing on the server: a prompt that grows with the evidence (ChainRAG's CxtInt) is cut to fit
-    it. The default is the local model's default window, which every method's default prompts fit; raise it
-    for a larger one (128,000 for gpt-4o-mini) and CxtInt reads more of what was gathered."""
+    it. Its tokenizer is on the server, so prompts are estimated on the high side (about twice an English
+    text's tokens: nodes.window). The default is the local model's default window, which every method's
+    default prompts fit; give the server's real one (128,000 for gpt-4o-mini) and CxtInt reads more."""
     timeout: float = Field(default=120.0, gt=0)
     """Seconds before a remote call is abandoned (then retried)."""
     max_retries: int = Field(default=2, ge=0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -105,9 +105,12 @@ def checked_refusal(llm: LLMGateway, conversation: Sequence[BaseMessage]) -> dic
     return {**update, "fallbacks": fallbacks} if fallbacks else update
 
 
-def follow_up_tokens(question: str, max_tokens: int) -> int:
-    """Tokens that `final_answer`'s later turns may add to its first prompt, estimated (nodes.window): a
-    reader's prompt fits its window only if these fit beside it.
+def follow_up_tokens(
+    question: str, max_tokens: int, count: Callable[[Sequence[BaseMessage]], int] = estimated_tokens
+) -> int:
+    """Tokens that `final_answer`'s later turns may add to its first prompt, the turns counted by `count`
+    (the reader's own: nodes.llm.RoleModel.count_prompt): a reader's prompt fits its window only if these
+    fit beside it.
 
     Every turn any of its paths appends, summed, since each path appends some of them: the reply, the
     nudge for a best answer and its reply, the refusal check and its reply, the request for the span and
@@ -119,7 +122,7 @@ def follow_up_tokens(question: str, max_tokens: int) -> int:
         HumanMessage(NUDGE),
     ]
     replies = [max_tokens, max_tokens, CHECK_TOKENS, SHORTEN_TOKENS, max(max_tokens, CHECK_TOKENS)]
-    return estimated_tokens(asked) + sum(replies) + MESSAGE_TOKENS * len(replies)
+    return count(asked) + sum(replies) + MESSAGE_TOKENS * len(replies)
 
 
 def final_answer(

@@ -23,7 +23,6 @@ from nodes.generate import answered, final_answer, follow_up_tokens
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.state import SubQuestionsState
-from nodes.window import estimated_tokens
 from prompts import answer, integrate
 from stores.evidence import Evidence, passage_text
 
@@ -146,21 +145,22 @@ class Integrate:
         where the reader's prompt, with room for `final_answer`'s later turns, would pass the generator's
         context window. The window is the model's own (`local_n_ctx`, `provider_n_ctx`), not a run
         parameter: a default prompt then never overflows the model it runs on, whichever that is, and a
-        larger window reads more. Prompts are estimated without a tokenizer, on the high side
-        (nodes.window), since a provider's tokenizer is not at hand. How many items the window left out
-        goes to `stats.contexts_left_out` (0: all read); when any were, a line in `fallbacks` says so, which
-        the explorer shows under the answer.
+        larger window reads more. The prompt is counted as that model counts it: by a local GGUF's own
+        vocabulary, or for a provider's model (whose tokenizer is on its server) estimated on the high side
+        (nodes.window). How many items the window left out goes to `stats.contexts_left_out` (0: all read);
+        when any were, a line in `fallbacks` says so, which the explorer shows under the answer.
         """
         ranked = rerank(self.reranker, question, evidence)
         word_limit = ctx.integration_word_limit()
         if word_limit is not None:
             ranked = within_words(ranked, word_limit)
-        window = self.llm.model_for("generator").context_window
-        room = window - follow_up_tokens(question, ctx.max_answer_tokens)
+        reader = self.llm.model_for("generator")
+        window = reader.context_window
+        room = window - follow_up_tokens(question, ctx.max_answer_tokens, reader.count_prompt)
 
         def fits(passages: list[Evidence]) -> bool:
             asked = answer.messages(question, passages, unanswerable=ctx.unanswerable)
-            return estimated_tokens(asked) <= room
+            return reader.count_prompt(asked) <= room
 
         passages = within_window(ranked, fits)
         left_out = len(ranked) - len(passages)

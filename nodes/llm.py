@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +37,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from nodes.state import LLMUsage
+from nodes.window import estimated_tokens
 from prompts.echo import NUDGE, EchoGuard
 from prompts.structured import ReplyShape
 from stores.errors import HopgraphError
@@ -72,8 +73,9 @@ class RoleModel:
     whose reply is what it generated, taken as it is (an empty one is a reply its parser falls back from).
     `reply_format` says how the model is asked for a reply's shape (None: it is not asked).
     `context_window` is how many tokens its context holds, prompt and reply together (the settings'
-    `local_n_ctx` or `provider_n_ctx`): a prompt that grows with the evidence is cut to fit it
-    (nodes.window). Unstated, it is the embedded model's default window, which every default prompt fits.
+    `local_n_ctx` or `provider_n_ctx`), and `count_prompt` how many a prompt takes: a prompt that grows
+    with the evidence is cut to fit (nodes.window). Unstated, they are the embedded model's default window,
+    which every default prompt fits, and the estimate made without a tokenizer.
     """
 
     model: BaseChatModel
@@ -83,6 +85,7 @@ class RoleModel:
     provider_retries: int | None = None
     reply_format: ReplyFormat | None = None
     context_window: int = 8192
+    count_prompt: Callable[[Sequence[BaseMessage]], int] = estimated_tokens
     lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
 

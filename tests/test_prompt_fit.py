@@ -11,13 +11,18 @@ reasoner never says "answer is" (eight steps, fifteen paragraphs), nor do Iter-R
 each time, so it never converges, and the direct reader answers after the last); readers refuse first,
 give a long answer when nudged, then are asked for its span; only the first sub-question is answered (so
 ChainRAG rewrites the second and summarises the unanswered ones into the notes of the last); and AnsInt
-refuses (so the answer is read from the contexts, at the word limit).
+refuses (so the answer is read from the contexts: ChainRAG's every gathered sentence, more than the window
+holds, so cut at the window; NaiveRAG w/ QD's up to its word limit).
 A test per method checks that its run took that path.
 
 What is counted. Each prompt is rendered with the GGUF's chat template and tokenized by its vocabulary
 (llama.cpp loaded with `vocab_only`: the tokenizer without the weights), as `LocalLlamaChat` sends it. A call
 fits when, even if its reply were an echo of the prompt and the gateway asked again (prompts.echo: the reply
-and a nudge appended), that retried prompt plus the call's `max_tokens` stays within the window.
+and a nudge appended), that retried prompt plus the call's `max_tokens` stays within the window. CxtInt
+cuts its prompt to the window by counting it as its model does (nodes.window): for the local model, its
+texts in the GGUF's vocabulary plus allowances for the template, and for a provider's model an estimate
+made without a tokenizer. Every prompt of every run here checks that neither count is below the rendered
+prompt's, and texts of figures, code, symbols, names and other languages check the estimate.
 
 QuOTE and BiQOG read through the shared reader (nodes.generate.Generate) at top_k = 5 chunks, the prompt
 NaiveRAG's run measures; their own prompts are the index-time ones, measured on the longest chunk.
@@ -25,6 +30,7 @@ NaiveRAG's run measures; their own prompts are the index-time ones, measured on 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,12 +46,13 @@ from pydantic import ConfigDict, PrivateAttr
 from graphs.registry import METHODS, builder
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS, SAMPLE_QUESTION
-from hopgraph.local_model import _ROLE
+from hopgraph.local_model import _ROLE, LocalLlamaChat
 from hopgraph.providers import Services
 from nodes.edge_judge import LLMEdgeJudge
 from nodes.integrate import word_count
 from nodes.llm import LLMGateway, RoleModel
 from nodes.questions import LLMQuestionWriter
+from nodes.window import estimated_text_tokens, estimated_tokens, prompt_tokens
 from prompts import answer, ircot, reader, resp_reasoner, resp_summarizer
 from prompts.echo import NUDGE
 from stores.questions import QuestionParams
@@ -68,6 +75,10 @@ class GGUFTokens:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         self.llama = Llama(model_path=str(gguf), vocab_only=True, verbose=False)
+        # how hopgraph.providers has the local model count a prompt, to size it to the window
+        self.count_prompt = functools.partial(
+            prompt_tokens, text_tokens=LocalLlamaChat(model_path=str(gguf)).count_tokens
+        )
         special = {"eos_token": self.llama.token_eos(), "bos_token": self.llama.token_bos()}
         tokens = {name: self._piece(token) if token != -1 else "" for name, token in special.items()}
         self.template = Jinja2ChatFormatter(template=self.llama.metadata["tokenizer.chat_template"], **tokens)
@@ -95,13 +106,16 @@ class GGUFTokens:
 @dataclass(frozen=True)
 class Call:
     """One LLM call as sent: its node and role, its prompt in tokens, the prompt of its echo retry (the reply
-    at its cap and the nudge appended), and its reply cap."""
+    at its cap and the nudge appended), its reply cap, and its prompt as the local model counts it and as
+    nodes.window estimates it for a provider's model."""
 
     node: str
     role: str
     prompt: int
     retried: int
     max_tokens: int
+    counted: int
+    estimated: int
 
     @property
     def needs(self) -> int:
@@ -134,9 +148,9 @@ class WorstCase(BaseChatModel):
         text = self.reply(role, messages, max_tokens)
         echoed = [*messages, AIMessage(self.count.text(max_tokens)), HumanMessage(NUDGE)]
         node = str(metadata.get("node", role))
-        self._calls.append(
-            Call(node, role, self.count.prompt(messages), self.count.prompt(echoed), max_tokens)
-        )
+        prompt, retried = self.count.prompt(messages), self.count.prompt(echoed)
+        counted, estimated = self.count.count_prompt(messages), estimated_tokens(messages)
+        self._calls.append(Call(node, role, prompt, retried, max_tokens, counted, estimated))
         used = len(self.count.tokens(text))
         usage = {"input_tokens": 0, "output_tokens": used, "total_tokens": used}
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text, usage_metadata=usage))])
@@ -223,7 +237,11 @@ def indexes(default_services: Services, settings: Settings) -> dict[str, str]:
 
 def worst_case_gateway(count: GGUFTokens) -> tuple[LLMGateway, WorstCase]:
     model = WorstCase(reply=worst_replies(count), count=count)
-    return LLMGateway({}, RoleModel(model, "worst-case", "scripted worst-case chat model")), model
+    described = "scripted worst-case chat model"
+    role_model = RoleModel(
+        model, "worst-case", described, context_window=N_CTX, count_prompt=count.count_prompt
+    )
+    return LLMGateway({}, role_model), model
 
 
 def run_worst_case(
@@ -254,6 +272,8 @@ FACTS: dict[str, Callable[[list[str], dict[str, Any], list[Call]], Any]] = {
     "answered from the contexts": lambda steps, values, calls: (
         INTEGRATED_FROM_CONTEXTS in values["fallbacks"]
     ),
+    # CxtInt's items (sentences or chunks) left out because the prompt would not fit the reader's window
+    "contexts cut at the window": lambda steps, values, calls: values["stats"]["contexts_left_out"] > 0,
     "reasoning steps": lambda steps, values, calls: len(values["reasoning"]),
     "paragraphs": lambda steps, values, calls: len(values["evidence"]),
     "iterations": lambda steps, values, calls: steps.count("generate"),
@@ -272,9 +292,10 @@ LONGEST_PATH: dict[str, dict[str, Any]] = {
         "calls of prepare": ["rewriter", "summarizer", "summarizer", "summarizer"],
         "every sub-question at the word limit": True,
         "answered from the contexts": True,
+        "contexts cut at the window": True,
     },
     "decomposition": {"sub-questions": 3, "calls of generate": 3},
-    "naive_qd": {"sub-questions": 4, "answered from the contexts": True},
+    "naive_qd": {"sub-questions": 4, "answered from the contexts": True, "contexts cut at the window": False},
     "ircot": {"reasoning steps": 8, "paragraphs": 15, "calls of generate": 3},  # the direct reader
     "iter_retgen": {"iterations": 3, "calls of generate": 3 + 3},  # chains; the direct reader, nudge, span
     "resp": {"rounds": 3, "calls of summarize": 1 + 2 + 2},  # global each round, local from the second
@@ -311,10 +332,49 @@ def test_every_prompt_of_a_method_at_its_defaults_fits_the_default_context(
     method: str, worst_runs: Callable
 ) -> None:
     """ChainRAG's 3,000 words of sentences needed 12,788 tokens when each sentence was its own titled
-    passage; shown a document at a time (prompts.passages.format_passages) its longest call needs 5,034."""
+    passage; shown a document at a time (prompts.passages.format_passages) its longest call needed 5,034
+    while CxtInt was cut at 3,000 words. Reading every gathered sentence up to the window, CxtInt's last
+    call (the span asked after a best answer) needs 7,570: 236 of 257 sentences, 5,586 words gathered."""
     _, _, calls = worst_runs(method)
     too_long = [call for call in calls if call.needs > N_CTX]
     assert too_long == [], f"{method}: prompts that overflow local_n_ctx = {N_CTX}: {too_long}"
+
+
+@pytest.mark.parametrize("method", list(LONGEST_PATH))
+def test_no_count_a_prompt_is_cut_by_is_below_the_rendered_prompts(method: str, worst_runs: Callable) -> None:
+    """How CxtInt sizes its prompt to the window (nodes.window) against the GGUF's count of the prompt as
+    llama.cpp renders it, on every prompt of the worst-case run (news articles, instructions,
+    sub-questions, JSON replies): the local model's count (its texts in the GGUF's vocabulary, allowances
+    for the template) and the estimate a provider's model is sized by."""
+    _, _, calls = worst_runs(method)
+    under = [call for call in calls if min(call.counted, call.estimated) < call.prompt]
+    assert under == [], f"{method}: prompts counted below the GGUF's count: {under}"
+
+
+# Texts unlike the sample's prose, each where a characters-a-token estimate fails the embedded tokenizer
+HARD_TEXTS = {
+    "figures": "In 1974, 1,234,567 people (12.5%) paid $3,400.00 on 2023-11-27T08:45:59. ",
+    "names": "Farrukhzad Khosrau V, Daadagiri, Mithun Chakraborty, Rituparna Sengupta, Hefnerkerze. ",
+    "accents": "Małgorzata Braunek, Xawery Żuławski, Zürich, São Paulo, naïve café, Đặng Thái Sơn. ",
+    "german": "Die Verwaltungsgerichtsbarkeit entscheidet ueber Streitigkeiten mit Behoerden in Karlsruhe. ",
+    "finnish": "Suomi on Pohjois-Euroopassa sijaitseva valtio, jonka naapurimaat ovat Ruotsi ja Norja. ",
+    "polish": "Polska jest panstwem w Europie Srodkowej, polozonym miedzy Morzem Baltyckim a Karpatami. ",
+    "indonesian": "Indonesia adalah negara kepulauan terbesar di dunia yang terletak di Asia Tenggara. ",
+    "chinese": "北京是中华人民共和国的首都，也是全国的政治、文化中心。",
+    "cyrillic": "Москва — столица России, крупнейший по численности населения город страны. ",
+    "emoji": "Great deal 😀🎉🚀 today! ",
+    "symbols": "$%^&*()_+{}|:<>?~ ",
+    "code": "def f(x):\n    return {'a': [1, 2, 3], \"b\": x**2}  # comment\n",
+    "urls": "https://www.theverge.com/2023/11/27/23977712/cyber-monday-deals?utm=abc_123 ",
+}
+
+
+@pytest.mark.parametrize("kind", list(HARD_TEXTS))
+def test_the_token_estimate_is_never_below_the_ggufs_count_on_hard_text(
+    kind: str, gguf_tokens: GGUFTokens
+) -> None:
+    text = HARD_TEXTS[kind] * 20
+    assert estimated_text_tokens(text) >= len(gguf_tokens.tokens(text))
 
 
 def test_the_methods_checked_here_are_every_registered_method_but_the_two_read_like_naive() -> None:

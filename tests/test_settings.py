@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage
 
 from hopgraph import Settings
 from hopgraph.evaluate import model_identity, settings_summary
 from hopgraph.providers import ConfigError, build_chat_model
 from hopgraph.settings import RoleSettings, SettingsError
+from nodes.window import MESSAGE_TOKENS, PROMPT_TOKENS, estimated_tokens
 from stores.index import BuildResult, IndexParams, Manifest
 
 
@@ -90,6 +92,21 @@ def test_an_openai_compatible_role_gets_base_url_and_a_placeholder_key(tmp_path:
     assert built.model_id == "openai:qwen@http://127.0.0.1:1/v1" and not built.exclusive
     assert str(built.model.openai_api_base) == "http://127.0.0.1:1/v1"
     assert built.model.max_retries == 5
+
+
+def test_each_model_carries_its_window_and_how_it_counts_a_prompt(tmp_path: Path, gguf_path: Path) -> None:
+    """What CxtInt sizes its prompt by (nodes.window): a local GGUF's window is local_n_ctx and it counts
+    a text in its own vocabulary (Qwen2.5 writes each digit as a token), a provider's model's window is
+    provider_n_ctx and its prompts are estimated."""
+    settings = Settings(
+        data_dir=tmp_path, local_model_path=gguf_path, local_n_ctx=4096, provider_n_ctx=128_000
+    )
+    local = build_chat_model(RoleSettings(llm="local"), settings)
+    asked = [HumanMessage("1974")]
+    assert local.context_window == 4096
+    assert local.count_prompt(asked) == PROMPT_TOKENS + MESSAGE_TOKENS + 4
+    remote = build_chat_model(RoleSettings(llm="openai:qwen", base_url="http://127.0.0.1:1/v1"), settings)
+    assert remote.context_window == 128_000 and remote.count_prompt(asked) == estimated_tokens(asked)
 
 
 SECRET = "sk-top-level-secret"
