@@ -37,6 +37,7 @@ th { background: #f3f3f3; cursor: pointer; } td:first-child, th:first-child { te
 .llm { color: #735; font-size: 12px; } .meta { color: #777; font-size: 12px; }
 .passage details { display: inline; } .passage.gold { background: #fff6c8; } .mark { color: #a60; }
 .right { color: #176b2c; } .wrong { color: #b0281c; } .fallbacks { color: #a35; }
+.check .missing { color: #b0281c; }
 img { max-width: 100%; }
 """
 
@@ -70,6 +71,7 @@ def _question(dataset: str, by_method: Mapping[str, Record], passages: dict[str,
             "outcome": record.get("outcome"),
             "sentence": record.get("answer_sentence"),
             "shortening": record.get("answer_shortening"),
+            "check": record.get("refusal_check"),
             "cell": error_cell(record),
             "fallbacks": record.get("fallbacks") or [],
             "steps": record.get("steps") or [],

@@ -96,6 +96,14 @@ function stepView(step, goldIds) {
   return el("div", { class: "step" }, parts);
 }
 
+// The refusal check a reader ran on its own refusal: its verdict, and each fact it named, stated or not.
+function checkView(check) {
+  return el("div", { class: "check" },
+    el("p", {}, `Refusal checked: ${check.verdict}`),
+    el("ul", {}, check.facts.map((f) =>
+      el("li", { class: f.stated ? "stated" : "missing" }, f.stated ? "stated: " : "missing: ", f.fact))));
+}
+
 function questionView(key) {
   const q = DATA.questions.find((item) => item.key === key);
   if (!q) return el("p", {}, `No question ${key} in this page.`);
@@ -106,6 +114,7 @@ function questionView(key) {
         r.em ? "right" : "wrong"), ` F1 ${(100 * r.f1).toFixed(1)} · ${r.cell}`),
       el("p", {}, "Answer: ", el("b", { class: "answer" }, r.prediction), r.outcome ? ` (${r.outcome})` : ""),
       r.sentence ? el("p", { class: "sentence" }, `Cut (${r.shortening}) from the reply: `, el("q", {}, r.sentence)) : null,
+      r.check ? checkView(r.check) : null,
       r.fallbacks.length ? el("ul", { class: "fallbacks" }, r.fallbacks.map((f) => el("li", {}, f))) : null,
       el("div", { class: "steps" }, r.steps.map((step) => stepView(step, goldIds)))));
   return el("div", { id: "question", "data-key": q.key },

@@ -21,8 +21,8 @@ from stores.files import LinkedPathError
 
 @pytest.fixture
 def page(tmp_path: Path, saver: SqliteSaver) -> Path:  # noqa: F811
-    """A two-method run where `two` failed q4 and answered q1 wrong ("Lyon", cut from a sentence); q3 is a
-    null query."""
+    """A two-method run where `two` failed q4 and answered q1 wrong ("Lyon", cut from a sentence, after a
+    refusal check); q3 is a null query."""
     out = tmp_path / "run"
     run_scripted(out, {"one": Script(), "two": Script(fail_once=frozenset({"question q4?"}))}, saver)
     records = read_records(out / "results.jsonl")
@@ -31,6 +31,13 @@ def page(tmp_path: Path, saver: SqliteSaver) -> Path:  # noqa: F811
             record["prediction"] = "Lyon"
             record["answer_sentence"] = "The city it names is Lyon, on the Rhone"
             record["answer_shortening"] = "model"
+            record["refusal_check"] = {
+                "verdict": "stated",
+                "facts": [
+                    {"fact": "the city is named", "stated": True},
+                    {"fact": "its river", "stated": False},
+                ],
+            }
     (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     write_report(out, baseline="two")
     return out / "explorer.html"
@@ -62,6 +69,11 @@ def test_pair_filter_then_a_question_shows_both_methods_steps_and_gold(page: Pat
     # the reply an answer was cut from is shown beside it, only where there was one
     assert "sentence" not in methods[0]
     assert "Cut (model) from the reply: <q>The city it names is Lyon, on the Rhone</q>" in methods[1]
+    # so is the refusal check that gave it, each fact with its verdict
+    assert "Refusal checked" not in methods[0]
+    assert "<p>Refusal checked: stated</p>" in methods[1]
+    assert '<li class="stated">stated: the city is named</li>' in methods[1]
+    assert '<li class="missing">missing: its river</li>' in methods[1]
 
 
 def test_leaderboard_numbers_are_report_md_s(page: Path) -> None:
