@@ -13,7 +13,8 @@ on to the reader (AnsInt's refused integration, a refused chain of thought: IR-C
 Before = that refusal, scored as the canonical refusal (`outcome` "unanswerable"); after = the record as
 it is.
 
-Printed per method: refusals of answerable questions and null questions answered right, before -> after;
+Printed per method: refusals of answerable questions (all, and those where every gold passage was read, so
+that the passages held what the refusal said was missing) and null questions answered right, before -> after;
 EM before -> after with the paired difference (bootstrap 95% interval, evals.stats.paired_difference) and
 McNemar's exact p; EM per question type; the check's verdicts and how many checked answers were right.
 """
@@ -65,6 +66,8 @@ def method_rows(records: Sequence[Mapping[str, Any]]) -> list[str]:
     scored = [(record, *sides(record)) for record in records]
     answerable = [row for row in scored if row[0]["answerable"]]
     null = [row for row in scored if not row[0]["answerable"]]
+    # where the reader had every gold passage, a refusal is the reader's miss, not retrieval's
+    all_read = [row for row in answerable if row[0]["metrics"].get("full@read") == 1.0]
     before = [row[1] for row in scored]
     after = [row[2] for row in scored]
     diff, low, high = paired_difference(after, before)
@@ -72,6 +75,7 @@ def method_rows(records: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [
         f"questions {len(scored)} (answerable {len(answerable)}, null {len(null)})",
         f"refusals of answerable questions: {_count(answerable, 3)} -> {_count(answerable, 4)}",
+        f"  of them with every gold passage read (full@read): {_count(all_read, 3)} -> {_count(all_read, 4)}",
         f"null questions answered right: {_count(null, 1)} -> {_count(null, 2)}",
         f"EM {100 * sum(before) / len(scored):.1f} -> {100 * sum(after) / len(scored):.1f}: "
         f"{100 * diff:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}], McNemar p {p:.3f}",
