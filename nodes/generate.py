@@ -74,13 +74,15 @@ def _shortened(sentence: str, span: str, how: Shortening) -> dict:
     return {"answer": span, "answer_sentence": sentence, "answer_shortening": how}
 
 
-def checked_refusal(llm: LLMGateway, conversation: Sequence[BaseMessage]) -> dict:
+def checked_refusal(llm: LLMGateway, conversation: Sequence[BaseMessage], max_tokens: int) -> dict:
     """The refusal check (prompts.refusal_check) on a reader's refusal, the last turn of `conversation`:
-    an update with `refusal_check` (the verdict and the facts) and the check's usage, plus `answer`,
+    an update with `refusal_check` (the verdict and the facts) and the calls' usage, plus `answer`,
     `answer_outcome` "checked" and the conversation continued (`conversation`, for `shortened`) when
-    every fact was stated and the check gave an answer. Otherwise the refusal stands: a fact missing is
-    the check's verdict; a reply with no usable fact list, or all facts stated but no answer, is a
-    fallback, recorded."""
+    every fact was stated. The answer is the check's; when it gave none (the 1.5B model sometimes leaves
+    it empty with every fact stated), the reader is asked once more, in the same conversation, for its
+    best answer (up to `max_tokens`), recorded in `fallbacks`. Otherwise the refusal stands: a fact
+    missing is the check's verdict; a reply with no usable fact list, or a second refusal, is a fallback,
+    recorded."""
     asked = [*conversation, refusal_check.request()]
     reply = llm.complete(
         "generator", asked, max_tokens=CHECK_TOKENS, guard=refusal_check.GUARD, shape=refusal_check.REPLY
@@ -91,17 +93,22 @@ def checked_refusal(llm: LLMGateway, conversation: Sequence[BaseMessage]) -> dic
     if found is None:
         update["refusal_check"] = {"verdict": "unread", "facts": []}
         return {**update, "fallbacks": [*fallbacks, "refusal check: reply unread: the refusal kept"]}
-    text = answer.clean(found.answer)
-    if not found.all_stated:
-        verdict = "missing"
-    elif text and not answer.is_refusal(text):
-        verdict = "stated"
-        update |= {"answer": text, "answer_outcome": "checked"}
-        update["conversation"] = [*asked, AIMessage(reply.text)]
-    else:
-        verdict = "stated"
-        fallbacks.append("refusal check: every fact stated but no answer given: the refusal kept")
+    verdict = "stated" if found.all_stated else "missing"
     update["refusal_check"] = {"verdict": verdict, "facts": found.record()}
+    asked = [*asked, AIMessage(reply.text)]
+    text = answer.clean(found.answer)
+    if verdict == "stated" and (not text or answer.is_refusal(text)):
+        asked = [*asked, HumanMessage(answer.REFUSAL_NUDGE)]
+        nudged = llm.complete("generator", asked, max_tokens=max_tokens, guard=answer.GUARD)
+        update["usage"].append(nudged.usage)
+        asked, text = [*asked, AIMessage(nudged.text)], answer.clean(nudged.text)
+        kept = answer.is_refusal(text)
+        fallbacks.append(
+            "refusal check: every fact stated but no answer given: asked for the best answer, "
+            + ("which refused again: the refusal kept" if kept else "which answered")
+        )
+    if verdict == "stated" and not answer.is_refusal(text):
+        update |= {"answer": text, "answer_outcome": "checked", "conversation": asked}
     return {**update, "fallbacks": fallbacks} if fallbacks else update
 
 
@@ -153,7 +160,7 @@ def final_answer(
     if answer.is_refusal(text):
         outcome = "unanswerable" if unanswerable else "refused"
         if unanswerable and check_refusal and has_evidence:
-            extra = checked_refusal(llm, conversation)
+            extra = checked_refusal(llm, conversation, max_tokens)
             usage += extra.pop("usage")
             conversation = extra.pop("conversation", conversation)
             text = extra.pop("answer", text)

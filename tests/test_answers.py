@@ -259,10 +259,31 @@ def test_a_check_reply_without_a_fact_list_keeps_the_refusal_and_says_so(reply: 
 
 
 @pytest.mark.parametrize("given", ['""', '"Insufficient information."', "null"])
-def test_every_fact_stated_but_no_answer_keeps_the_refusal_and_says_so(given: str) -> None:
-    out, _ = checked(f'{{"facts": [{{"fact": "opened 1889", "stated": true}}], "answer": {given}}}')
-    assert out["answer_outcome"] == "unanswerable" and out["refusal_check"]["verdict"] == "stated"
-    assert "refusal check: every fact stated but no answer given: the refusal kept" in out["fallbacks"]
+@pytest.mark.parametrize("best", ["1889", "Not stated."])
+def test_every_fact_stated_but_no_answer_asks_once_for_the_best_answer(given: str, best: str) -> None:
+    replies = iter(
+        [
+            "Insufficient information.",
+            f'{{"facts": [{{"fact": "opened 1889", "stated": true}}], "answer": {given}}}',
+            best,
+        ]
+    )
+    gateway, model = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)(
+        {"question": QUESTION, "evidence": EVIDENCE}, Runtime(RetrievalContext(unanswerable=True))
+    )
+    assert out["refusal_check"]["verdict"] == "stated" and len(model.prompts) == 3
+    assert model.prompts[2].rstrip().endswith(answer.REFUSAL_NUDGE) and model.prompts[2].startswith(
+        model.prompts[1]
+    )
+    if best == "1889":
+        assert (out["answer"], out["answer_outcome"]) == ("1889", "checked")
+        assert out["fallbacks"][-1] == (
+            "refusal check: every fact stated but no answer given: asked for the best answer, which answered"
+        )
+    else:
+        assert (out["answer"], out["answer_outcome"]) == ("Insufficient information", "unanswerable")
+        assert out["fallbacks"][-1].endswith("which refused again: the refusal kept")
 
 
 def test_the_check_reads_its_shape_first_and_notes_a_structured_reply_it_could_not_read() -> None:

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from evals.metrics import exact_match
-from nodes.generate import shortened
+from nodes.generate import checked_refusal, shortened
 from prompts import answer
 from stores.evidence import Evidence
 
@@ -58,3 +58,35 @@ def test_the_real_model_copies_the_span_out_of_its_sentence(
     update = shortened(services.llm, question, conversation, sentence)
     assert update["answer_shortening"] == "model" and update["answer_sentence"] == sentence
     assert exact_match(update["answer"], [span]) == 1.0, update
+
+
+# ---- the refusal check with the real model: our own comparison, its two facts in two passages
+
+GARDEN = passage(
+    "The Orsen Botanical Garden was founded in 1872 by the physician Mara Orsen.", "Orsen Garden"
+)
+OBSERVATORY = passage("The Halloway Observatory was founded in 1894 on a hill outside Marn.", "Halloway")
+COMPARISON = "Was the Orsen Botanical Garden founded before the Halloway Observatory?"
+
+
+def refused_over(evidence: list[Evidence]) -> list[Any]:
+    """The reader's conversation over `evidence` (unanswerable on), its refusal as the reply."""
+    return [*answer.messages(COMPARISON, evidence, unanswerable=True), AIMessage(answer.UNANSWERABLE)]
+
+
+@pytest.mark.llm
+def test_the_real_model_overturns_a_refusal_when_both_sides_are_stated(services: Any) -> None:
+    update = checked_refusal(services.llm, refused_over([GARDEN, OBSERVATORY]), max_tokens=32)
+    assert update["refusal_check"]["verdict"] == "stated", update
+    assert len(update["refusal_check"]["facts"]) >= 2, update  # one fact a side of the comparison
+    assert update["answer_outcome"] == "checked", update
+    # then cut to its span, as final_answer does with any answer
+    span = shortened(services.llm, COMPARISON, update["conversation"], update["answer"]).get("answer")
+    assert exact_match(span or update["answer"], ["yes"]) == 1.0, (span, update)
+
+
+@pytest.mark.llm
+def test_the_real_model_keeps_a_refusal_when_one_side_is_missing(services: Any) -> None:
+    update = checked_refusal(services.llm, refused_over([GARDEN]), max_tokens=32)
+    assert update["refusal_check"]["verdict"] == "missing", update
+    assert "answer" not in update and "answer_outcome" not in update

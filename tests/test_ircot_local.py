@@ -29,25 +29,32 @@ def test_ircot_reasons_over_the_sample_corpus_and_checkpoints_every_step(
     history = list(graph.get_state_history(config))
     ran = [tuple(snapshot.next) for snapshot in reversed(history)]
     assert ran[:3] == [("__start__",), ("retrieve",), ("reason",)] and ran[-2:] == [("generate",), ()]
+    # the greedy path on the sample (pinned, so a change of path fails here instead of skipping checks):
+    # retrieve, reason, retrieve, reason, whose reply only repeats the chain's sentence, then the reader
     steps = [step for (step,) in ran[1:-1]]
-    assert set(steps) <= {"retrieve", "reason", "generate"} and 1 <= steps.count("reason") <= 2
+    assert steps == ["retrieve", "reason", "retrieve", "reason", "generate"]
     final = history[0].values
-    assert final["reasoning"] == out["reasoning"] and final["stop"] in {"answer", "cap", "fallback"}
+    assert final["reasoning"] == out["reasoning"] and final["stop"] == "fallback"
+    assert out["fallbacks"] == [
+        "reason: the reply only repeated sentences the chain already has: reasoning stopped; the reader "
+        "answers from the 3 paragraphs kept"
+    ]
 
     # the chain of thought: one sentence per step, each whole (spaCy finds one sentence in it)
     nlp = services_for(settings).nlp
-    assert 1 <= len(out["reasoning"]) <= 2 or out["fallbacks"]
+    assert len(out["reasoning"]) == 1
     assert all(ircot.sentences(sentence, nlp) == [sentence] for sentence in out["reasoning"])
     assert out["stats"]["iterations"] == steps.count("reason")
 
     # paragraphs: within the budget, each at the round that found it, the question's round first
-    assert 2 <= len(out["evidence"]) <= 4 and out["stats"]["paragraphs"] == len(out["evidence"])
+    assert len(out["evidence"]) == 3 and out["stats"]["paragraphs"] == len(out["evidence"])
     assert out["evidence"][0]["hop"] == 1 and {item["hop"] for item in out["evidence"]} <= {1, 2}
 
     reasoning_calls = [usage for usage in out["usage"] if usage["node"] == "reason"]
     assert all(usage["role"] == "reasoner" and usage["echoes"] == 0 for usage in reasoning_calls)
-    if len(reasoning_calls) == 2:  # the second step's prompt extends the first: llama.cpp reuses its prefix
-        assert reasoning_calls[1]["cached_tokens"] > 0.4 * reasoning_calls[1]["prompt_tokens"]
+    # the second step's prompt extends the first: llama.cpp reuses its prefix
+    assert len(reasoning_calls) == 2
+    assert reasoning_calls[1]["cached_tokens"] > 0.4 * reasoning_calls[1]["prompt_tokens"]
 
     assert exact_match(out["answer"], ["Cybertruck", "Tesla Cybertruck"]) == 1.0, (out["answer"], out)
     assert out["answer_outcome"] == "answered"

@@ -26,8 +26,10 @@ def test_iter_retgen_searches_with_each_chain_of_thought_and_answers_from_the_la
     history = list(graph.get_state_history(config))
     ran = [step for snapshot in reversed(history) for step in snapshot.next]
     rounds = history[0].values["rounds"]
-    assert ran == ["__start__", *["retrieve", "generate"] * rounds]
-    assert history[0].values["stop"] == ("iterations" if rounds == 3 else "converged")
+    # the greedy path on the sample (pinned, so a change of path fails here instead of skipping checks):
+    # two iterations, the second chain the same as the first, so the next query would repeat (a fixed point)
+    assert rounds == 2 and ran == ["__start__", *["retrieve", "generate"] * rounds]
+    assert history[0].values["stop"] == "converged"
     chains = out["generations"]
     assert len(chains) == rounds == out["stats"]["iterations"]
 
@@ -37,18 +39,17 @@ def test_iter_retgen_searches_with_each_chain_of_thought_and_answers_from_the_la
     for hop, (read, previous) in enumerate(zip(gathered, ["", *chains], strict=False), start=1):
         expected = search_evidence(index, joined_query(QUESTION, previous), 3, hop, mode="dense")
         assert [item["id"] for item in read] == [item["id"] for item in expected], hop
-    if rounds < 3:  # ended at a fixed point: the next query would have been this iteration's again
-        assert joined_query(QUESTION, chains[-1]) == joined_query(QUESTION, chains[-2] if rounds > 1 else "")
+    assert joined_query(QUESTION, chains[1]) == joined_query(QUESTION, chains[0])
     assert {item["hop"] for item in out["evidence"]} <= set(range(1, rounds + 1))
     assert len({item["id"] for item in out["evidence"]}) == len(out["evidence"])
 
     # the answer: the last chain's, or the direct reader's when it gave none (recorded); a span
-    said = ircot.answer_in(chains[-1], services.nlp)
-    if said and not answer.is_refusal(answer.clean(said)):
-        assert answer.clean(said) in (out["answer"], out.get("answer_sentence"))
-    else:
-        assert any(line.startswith("cot reader: ") for line in out.get("fallbacks", [])), out
-    assert out["answer_outcome"] in ("answered", "best_span")
+    # here the last chain names the truck without "answer is": the direct reader answers, recorded
+    assert ircot.answer_in(chains[-1], services.nlp) is None
+    assert out["fallbacks"] == [
+        'cot reader: no "answer is" in the chain of thought; answered by the direct reader'
+    ]
+    assert out["answer_outcome"] == "answered"
     assert len(out["answer"].split()) <= answer.SHORT_WORDS or out.get("answer_shortening") == "kept"
     assert exact_match(out["answer"], ["Cybertruck", "Tesla Cybertruck"]) == 1.0, (out["answer"], chains)
     assert {usage["role"] for usage in out["usage"]} == {"generator"}

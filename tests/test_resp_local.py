@@ -8,7 +8,6 @@ import pytest
 from evals.metrics import exact_match
 from hopgraph import Settings, build_graph, services_for
 from nodes.retrieve import search_evidence
-from prompts.echo import normalise
 from tests.test_naive_local import QUESTION
 
 
@@ -25,9 +24,12 @@ def test_resp_summarizes_plans_and_answers_over_the_sample_corpus(
     ran = [step for snapshot in reversed(history) for step in snapshot.next]
     assert ran[:4] == ["__start__", "retrieve", "summarize", "judge"] and ran[-1] == "generate"
     final = history[0].values
+    # the greedy path on the sample (pinned, so a change of path fails here instead of skipping checks):
+    # one round, whose summary the judge finds sufficient, then the generator
     rounds = final["rounds"]
-    assert 1 <= rounds <= 2 and ran.count("summarize") == rounds == out["stats"]["iterations"]
-    assert final["stop"] in {"sufficient", "cap", "repeat", "no_plan"}
+    assert ran == ["__start__", "retrieve", "summarize", "judge", "generate"]
+    assert rounds == 1 == ran.count("summarize") == out["stats"]["iterations"]
+    assert final["stop"] == "sufficient" and out["fallbacks"] == []
     assert final["global_memory"] == out["global_memory"]
 
     # round 1's passages are the question's top 3, at hop 1; a second round's are at hop 2
@@ -37,25 +39,18 @@ def test_resp_summarizes_plans_and_answers_over_the_sample_corpus(
 
     # the memories: a summary per round (or a recorded fallback), shorter than what it condenses; one pathway
     # entry per round after the first, each a sub-question not searched before
-    assert len(out["global_memory"]) == rounds or out["fallbacks"]
-    assert len(out.get("local_memory", [])) == rounds - 1
-    assert all(normalise(s["sub_question"]) != normalise(QUESTION) for s in out.get("local_memory", []))
-    if out["global_memory"]:
-        assert out["stats"]["compression_ratio"] > 1.0
+    assert len(out["global_memory"]) == rounds and out.get("local_memory", []) == []
+    assert out["stats"]["compression_ratio"] > 1.0
 
     # each role on its calls; a call that follows one with the same prefix reuses llama.cpp's KV cache
     roles = {"summarize": "summarizer", "judge": "reasoner", "plan": "reasoner", "generate": "generator"}
     assert all(usage["role"] == roles[usage["node"]] for usage in out["usage"])
     summaries = [usage for usage in out["usage"] if usage["node"] == "summarize"]
     assert len(summaries) == 2 * rounds - 1  # no local-pathway call on round 1
-    if rounds == 2:  # round 2's local call reads the passages its global call just read
-        assert summaries[2]["cached_tokens"] > 0.5 * summaries[2]["prompt_tokens"]
-    plans = [usage for usage in out["usage"] if usage["node"] == "plan"]
-    if plans:  # the planner's prompt is the judge's up to the instruction
-        assert plans[0]["cached_tokens"] > 0.5 * plans[0]["prompt_tokens"]
-    if final["stop"] == "sufficient":  # so is the generator's, right after the judge's Yes
-        generator = next(usage for usage in out["usage"] if usage["node"] == "generate")
-        assert generator["cached_tokens"] > 0.5 * generator["prompt_tokens"]
+    assert [usage["node"] for usage in out["usage"]] == ["summarize", "judge", "generate"]  # no plan
+    # the generator's prompt is the judge's up to the instruction, right after the judge's Yes
+    generator = next(usage for usage in out["usage"] if usage["node"] == "generate")
+    assert generator["cached_tokens"] > 0.5 * generator["prompt_tokens"]
 
     assert exact_match(out["answer"], ["Cybertruck", "Tesla Cybertruck"]) == 1.0, (out["answer"], out)
     assert out["answer_outcome"] == "answered"
