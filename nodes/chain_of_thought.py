@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
 from nodes.context import ChainOfThoughtContext, context_of
-from nodes.generate import answered, final_answer
+from nodes.generate import answered, read_passages
 from nodes.llm import LLMGateway, LLMReply
 from prompts import answer, demonstrations, ircot
 from stores.evidence import Evidence
@@ -75,16 +75,7 @@ class ChainOfThoughtReader:
         if not refused:
             return answered(self.llm, question, chain.asked, chain.reply, text)
         why = f"the chain of thought refused ({said!r})" if said else 'no "answer is" in the chain of thought'
-        direct = final_answer(
-            self.llm,
-            question,
-            answer.messages(question, paragraphs, unanswerable=ctx.unanswerable),
-            max_tokens=ctx.max_answer_tokens,
-            guard=answer.GUARD,
-            has_evidence=bool(paragraphs),
-            unanswerable=ctx.unanswerable,
-            check_refusal=ctx.refusal_check,
-        )
+        direct = read_passages(self.llm, question, paragraphs, ctx)
         return {
             **direct,
             "usage": [chain.reply.usage, *direct["usage"]],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
@@ -13,6 +13,7 @@ from nodes.llm import LLMGateway, LLMReply
 from nodes.window import MESSAGE_TOKENS, estimated_tokens
 from prompts import answer, refusal_check
 from prompts.echo import NUDGE, EchoGuard
+from stores.evidence import Evidence
 
 # answered: the reply answered; unanswerable: a refusal kept on purpose (context `unanswerable`; with
 # `refusal_check`, only after the check found a fact missing or could not be read); checked: a refusal the
@@ -184,6 +185,31 @@ def final_answer(
     return update
 
 
+class ReaderParameters(Protocol):
+    """What the shared reader reads of a run's context (every method's context has these)."""
+
+    max_answer_tokens: int
+    unanswerable: bool
+    refusal_check: bool
+
+
+def read_passages(
+    llm: LLMGateway, question: str, passages: Sequence[Evidence], ctx: ReaderParameters
+) -> dict:
+    """The shared reader's final answer over `passages` (prompts.answer), under the run's answer budget and
+    refusal settings: what NaiveRAG's reader, CxtInt and a chain-of-thought reader's fallback all ask."""
+    return final_answer(
+        llm,
+        question,
+        answer.messages(question, passages, unanswerable=ctx.unanswerable),
+        max_tokens=ctx.max_answer_tokens,
+        guard=answer.GUARD,
+        has_evidence=bool(passages),
+        unanswerable=ctx.unanswerable,
+        check_refusal=ctx.refusal_check,
+    )
+
+
 class Generate:
     """The reader: one LLM call over the passages in `passages` (all evidence by default; Multi-Meta-RAG
     reads the best few of its reranked evidence, kept in `gathered`, BiQOG its final rerank, kept in
@@ -200,14 +226,5 @@ class Generate:
     def __call__(self, state: Mapping[str, Any], runtime: Runtime[RetrievalContext]) -> dict:
         ctx = context_of(runtime.context, RetrievalContext)
         evidence = state.get(self.passages, [])
-        answered = final_answer(
-            self.llm,
-            state["question"],
-            answer.messages(state["question"], evidence, unanswerable=ctx.unanswerable),
-            max_tokens=ctx.max_answer_tokens,
-            guard=answer.GUARD,
-            has_evidence=bool(evidence),
-            unanswerable=ctx.unanswerable,
-            check_refusal=ctx.refusal_check,
-        )
+        answered = read_passages(self.llm, state["question"], evidence, ctx)
         return {**answered, "read": [item["id"] for item in evidence]}

@@ -19,7 +19,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from nodes.context import IntegrationMode, context_of
-from nodes.generate import answered, final_answer, follow_up_tokens
+from nodes.generate import answered, follow_up_tokens, read_passages
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.state import SubQuestionsState
@@ -119,16 +119,7 @@ class Integrate:
             usage.append(reply.usage)
             fallbacks.append("integrate: the sub-answers gave no answer; answered from the contexts")
         passages, cut = self.contexts(question, state.get("evidence", []), ctx)
-        update = final_answer(
-            self.llm,
-            question,
-            answer.messages(question, passages, unanswerable=ctx.unanswerable),
-            max_tokens=ctx.max_answer_tokens,
-            guard=answer.GUARD,
-            has_evidence=bool(passages),
-            unanswerable=ctx.unanswerable,
-            check_refusal=ctx.refusal_check,
-        )
+        update = read_passages(self.llm, question, passages, ctx)
         return {
             **update,
             "usage": usage + update["usage"],

@@ -20,13 +20,12 @@ source a three-word clause). An empty filter is a legitimate reply for a questio
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
-from prompts.structured import UNREAD, ReplyShape
+from prompts.structured import ReplyShape, json_object
 
 EMPTY_REPLY = '{"sources": [], "days": [], "from": null, "to": null}'
 # The 1.5B model writes JSON's null as a string ("from": "null"); these mean no date, not a bad one.
@@ -114,18 +113,9 @@ def parse(text: str, structured: bool = False) -> tuple[ExtractedFilter | None, 
     - a date that is not a string or null (a number, a dict): no date, noted (parsing the string itself is
       the node's, which knows the accepted formats); the strings "null" and "none": no date, as meant.
     """
-    data = REPLY.read(text) if structured else None
-    notes = [UNREAD] if structured and data is None else []
+    data, notes = json_object(text, REPLY, structured)
     if data is None:
-        start = text.find("{")
-        if start < 0:
-            return None, [*notes, "no JSON object"]
-        try:
-            data, _ = json.JSONDecoder().raw_decode(text, start)
-        except (ValueError, RecursionError):  # also nested too deep, or a number too long to convert
-            return None, [*notes, "broken JSON object"]
-        if not isinstance(data, dict):
-            return None, [*notes, "no JSON object"]
+        return None, notes
     sources = _strings(data, "sources", notes)
     days = tuple(day for day in _strings(data, "days", notes) if day.lower() not in _NO_DATE)
     dates: list[str | None] = []

@@ -15,14 +15,13 @@ small model would copy.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 
 from prompts.echo import EchoGuard
-from prompts.structured import UNREAD, ReplyShape
+from prompts.structured import ReplyShape, json_object
 
 CHECK = (
     "Check that against the passages before you decide. Name each fact the question depends on (for a "
@@ -92,16 +91,9 @@ def parse(text: str, structured: bool = False) -> tuple[Checked | None, list[str
       "true", "false", "yes", "no" read as such): dropped, noted; none left: None;
     - "answer" missing or not a string: an empty answer, noted.
     """
-    data = REPLY.read(text) if structured else None
-    notes = [UNREAD] if structured and data is None else []
+    data, notes = json_object(text, REPLY, structured)
     if data is None:
-        start = text.find("{")
-        if start < 0:
-            return None, [*notes, "no JSON object"]
-        try:
-            data, _ = json.JSONDecoder().raw_decode(text, start)
-        except (ValueError, RecursionError):  # cut off at the token limit, or nested too deep
-            return None, [*notes, "broken JSON object"]
+        return None, notes
     raw_facts = data.get("facts") if isinstance(data, dict) else None
     if not isinstance(raw_facts, list):
         return None, [*notes, "no list of facts"]

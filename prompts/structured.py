@@ -86,3 +86,23 @@ def fits(value: Any, schema: Mapping[str, Any]) -> bool:
 
 YES_NO = ReplyShape("verdict", {"type": "string", "enum": ["Yes", "No"]})
 """A one-word verdict: the JSON string "Yes" or "No" (the prompts ask for Yes or No only)."""
+
+
+def json_object(text: str, shape: ReplyShape, structured: bool) -> tuple[dict[str, Any] | None, list[str]]:
+    """(a reply's JSON object, notes on how it was read), for the parsers of object-shaped replies: a
+    `structured` reply (asked for `shape`) is read as that shape when it is one; otherwise the first JSON
+    object in the text is read, text around it ignored (noted UNREAD when it was asked structured). None,
+    noted, when there is no object or it does not parse (cut off at the token limit, nested too deep for
+    the decoder, or a number too long to convert)."""
+    data = shape.read(text) if structured else None
+    notes = [UNREAD] if structured and data is None else []
+    if data is not None:
+        return data, notes
+    start = text.find("{")
+    if start < 0:
+        return None, [*notes, "no JSON object"]
+    try:
+        found, _ = json.JSONDecoder().raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return None, [*notes, "broken JSON object"]
+    return found, notes
