@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import RetrievalContext, context_of
 from nodes.llm import LLMGateway, LLMReply
+from nodes.state import LLMUsage
 from nodes.window import MESSAGE_TOKENS, estimated_tokens
 from prompts import answer, refusal_check
 from prompts.echo import NUDGE, EchoGuard
@@ -75,6 +76,17 @@ def _shortened(sentence: str, span: str, how: Shortening) -> dict:
     return {"answer": span, "answer_sentence": sentence, "answer_shortening": how}
 
 
+def best_answer(
+    llm: LLMGateway, conversation: Sequence[BaseMessage], max_tokens: int, guard: EchoGuard
+) -> tuple[list[BaseMessage], str, LLMUsage]:
+    """The reader asked once more, after its refusal (the last turn of `conversation`), for its best answer
+    from the passages (answer.REFUSAL_NUDGE, the KV prefix reused): the conversation continued, the cleaned
+    reply and the call's usage."""
+    asked = [*conversation, HumanMessage(answer.REFUSAL_NUDGE)]
+    reply = llm.complete("generator", asked, max_tokens=max_tokens, guard=guard)
+    return [*asked, AIMessage(reply.text)], answer.clean(reply.text), reply.usage
+
+
 def checked_refusal(llm: LLMGateway, conversation: Sequence[BaseMessage], max_tokens: int) -> dict:
     """The refusal check (prompts.refusal_check) on a reader's refusal, the last turn of `conversation`:
     an update with `refusal_check` (the verdict and the facts) and the calls' usage, plus `answer`,
@@ -99,10 +111,8 @@ def checked_refusal(llm: LLMGateway, conversation: Sequence[BaseMessage], max_to
     asked = [*asked, AIMessage(reply.text)]
     text = answer.clean(found.answer)
     if verdict == "stated" and (not text or answer.is_refusal(text)):
-        asked = [*asked, HumanMessage(answer.REFUSAL_NUDGE)]
-        nudged = llm.complete("generator", asked, max_tokens=max_tokens, guard=answer.GUARD)
-        update["usage"].append(nudged.usage)
-        asked, text = [*asked, AIMessage(nudged.text)], answer.clean(nudged.text)
+        asked, text, usage = best_answer(llm, asked, max_tokens, answer.GUARD)
+        update["usage"].append(usage)
         kept = answer.is_refusal(text)
         fallbacks.append(
             "refusal check: every fact stated but no answer given: asked for the best answer, "
@@ -167,11 +177,8 @@ def final_answer(
             text = extra.pop("answer", text)
             outcome = extra.pop("answer_outcome", outcome)
         if not unanswerable and has_evidence:
-            conversation = [*conversation, HumanMessage(answer.REFUSAL_NUDGE)]
-            retry = llm.complete("generator", conversation, max_tokens=max_tokens, guard=guard)
-            usage.append(retry.usage)
-            conversation.append(AIMessage(retry.text))
-            text = answer.clean(retry.text)
+            conversation, text, retry_usage = best_answer(llm, conversation, max_tokens, guard)
+            usage.append(retry_usage)
             outcome = "refused" if answer.is_refusal(text) else "best_span"
         if outcome == "refused":
             text = ""
