@@ -26,6 +26,7 @@ from nodes.edge_judge import LLMEdgeJudge
 from stores.protocols import Embedder
 from tests.scripted import ScriptedChatModel, scripted_gateway, scripted_writer
 from tests.session_settings import SESSION_SETTINGS, session_env
+from tests.two_hop import CORPUS as TWO_HOP_CORPUS
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -55,6 +56,14 @@ def sample_index(settings: Settings) -> str:
     """The bundled sample corpus indexed as 'sample' (once per session)."""
     index_corpus(SAMPLE_CORPUS, "sample", settings)
     return "sample"
+
+
+@pytest.fixture(scope="session")
+def two_hop_index(settings: Settings) -> str:
+    """tests/two_hop.py's corpus indexed as 'two_hop' for the methods that search chunks only (once per
+    session)."""
+    index_corpus(TWO_HOP_CORPUS, "two_hop", settings)
+    return "two_hop"
 
 
 @pytest.fixture(scope="session")

@@ -1,34 +1,50 @@
-"""Query decomposition end to end with the real embedded LLM, real retrieval and real SQLite checkpoints."""
+"""Query decomposition end to end at its defaults with the real embedded LLM, real retrieval and real SQLite
+checkpoints, on the two-hop corpus (tests/two_hop.py): the second-hop paragraph comes from a branch of its
+own."""
 
 from __future__ import annotations
 
 import pytest
 
-from hopgraph import Settings, build_graph
-from tests.test_naive_local import GOLD_TITLES, QUESTION
+from evals.metrics import exact_match
+from hopgraph import Settings, build_graph, services_for
+from nodes.retrieve import search_evidence
+from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_FIRST, BRIDGE_SECOND, hops_of
 
 
 @pytest.mark.llm
-def test_decomposition_answers_from_the_branches_aggregate_and_checkpoints_every_branch(
-    settings: Settings, sample_index: str
+def test_decomposition_searches_each_sub_question_in_its_own_branch(
+    settings: Settings, two_hop_index: str
 ) -> None:
     graph = build_graph("decomposition", settings)
     config = {"configurable": {"thread_id": "decomposition-e2e"}}
-    context = {"index": sample_index, "top_k": 2, "max_sub_questions": 3}
-    out = graph.invoke({"question": QUESTION}, config, context=context)
+    out = graph.invoke({"question": BRIDGE}, config, context={"index": two_hop_index})
 
     subs = graph.get_state(config).values["sub_questions"]
-    assert 1 <= len(subs) <= 3 and all(sub.strip() for sub in subs)
-    assert out["stats"]["sub_questions"] == len(subs)
-    hops = [item["hop"] for item in out["evidence"]]
-    assert hops == sorted(hops) and set(hops) <= set(range(1, len(subs) + 1))
-    assert len({item["id"] for item in out["evidence"]}) == len(out["evidence"]) == out["stats"]["passages"]
-    assert {item["title"] for item in out["evidence"]} & GOLD_TITLES
-    assert "cybertruck" in out["answer"].lower(), out["answer"]
-    assert out["usage"][0]["node"] == "decompose" and out["usage"][0]["role"] == "decomposer"
-    assert out["usage"][-1]["node"] == "generate" and out["usage"][-1]["echoes"] == 0
-
+    # the greedy decomposition (pinned): three sub-questions, the designer first, then where "he" was born
+    assert len(subs) == 3 == out["stats"]["sub_questions"] and BRIDGE not in subs
+    assert out["fallbacks"] == []
     history = list(graph.get_state_history(config))
     ran = [tuple(snapshot.next) for snapshot in reversed(history)]
     branches = ("retrieve",) * len(subs)  # one step holds every branch, each checkpointed as a task
     assert ran == [("__start__",), ("decompose",), branches, ("aggregate",), ("generate",), ()]
+
+    # each branch read its own sub-question's dense top 5, recorded at its hop; the paragraph that
+    # answers is found by the second branch, not by the question's own search
+    index = services_for(settings).indexes.open(two_hop_index)
+    seen: set[str] = set()
+    for hop, sub in enumerate(subs, start=1):
+        found = [item["id"] for item in search_evidence(index, sub, 5, hop, mode="dense")]
+        assert [item["id"] for item in out["evidence"] if item["hop"] == hop] == [
+            id_ for id_ in found if id_ not in seen
+        ]
+        seen.update(found)
+    assert hops_of(out["evidence"], BRIDGE_FIRST) == {1} and hops_of(out["evidence"], BRIDGE_SECOND) == {2}
+    assert BRIDGE_SECOND not in {
+        item["doc_id"] for item in search_evidence(index, BRIDGE, 5, 1, mode="dense")
+    }
+
+    assert exact_match(out["answer"], [BRIDGE_ANSWER]) == 1.0, (out["answer"], subs)
+    assert out["answer_outcome"] == "answered"
+    assert [usage["node"] for usage in out["usage"]] == ["decompose", "generate"]
+    assert out["usage"][0]["role"] == "decomposer" and out["usage"][-1]["echoes"] == 0

@@ -1,0 +1,39 @@
+"""A small two-hop corpus written for the tests, and the questions the real-model tests ask of it.
+
+`tests/fixtures/corpora/two_hop.jsonl`: 33 short paragraphs of an invented world (so the model cannot
+answer from memory), each with a source and a date. Around each question sit paragraphs that share its
+words but do not answer it, so the document that answers (the second hop) ranks outside the question's
+top 10 (dense 11th, BM25 9th, hybrid 9th with MiniLM): a method reaches it only through what it learned
+on the first hop (the bridge entity, Celia Dunmore, named only in the first document). Each paragraph is
+one chunk at any chunk size, which keeps every prompt to a few hundred tokens and the tests fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CORPUS = Path(__file__).parent / "fixtures" / "corpora" / "two_hop.jsonl"
+
+# bridge: the library names its hall's designer, whose own paragraph names her birthplace. The second
+# paragraph shares no title word with the question.
+BRIDGE = "In which town was the designer of the Varnholt Library's reading hall born?"
+BRIDGE_FIRST, BRIDGE_SECOND, BRIDGE_ANSWER = "varnholt-library", "celia-dunmore", "Ostrel"
+
+# comparison: each side's founding year in its own paragraph
+COMPARISON = "Which was founded first, the Orsen Botanical Garden or the Halloway Observatory?"
+COMPARISON_DOCS, COMPARISON_ANSWER = {"orsen-garden", "halloway-observatory"}, "Orsen Botanical Garden"
+
+# a source named in the question: two papers report the reopening differently (the Herald says 2019)
+SOURCE_NAMED = "According to the Daily Lantern, in which year did the glass-domed reading hall reopen?"
+SOURCE, SOURCE_DOC, SOURCE_ANSWER = "Daily Lantern", "gazette-reopening", "2021"
+
+
+def source_of() -> dict[str, str]:
+    """Each document's source, read from the corpus file (not restated here)."""
+    return {record["id"]: record["source"] for record in map(json.loads, CORPUS.read_text().splitlines())}
+
+
+def hops_of(evidence: list[dict], doc_id: str) -> set[int]:
+    """The hops at which a run's evidence holds `doc_id`."""
+    return {item["hop"] for item in evidence if item["doc_id"] == doc_id}
