@@ -1,5 +1,5 @@
 """ChainRAG over a real sentence graph (real spaCy, MiniLM, Chroma): the loop's stopping rules and
-ablations with a scripted chat model, then one end-to-end run with the real local LLM."""
+ablations with a scripted chat model (the run with the real local LLM: tests/test_chainrag_local.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,11 @@ from langgraph.runtime import Runtime
 from graphs import chainrag
 from graphs.chainrag.context import ChainRAGContext
 from graphs.chainrag.steps import ExpandSentences, word_count
-from hopgraph import Settings, build_graph, index_corpus, services_for
+from hopgraph import Settings, index_corpus, services_for
 from hopgraph.providers import EmbeddingSimilarityReranker
 from stores.evidence import evidence_from
 from stores.sentence_graph.extra import SentenceGraphExtra
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
-from tests.test_naive_local import GOLD_TITLES, QUESTION
 
 DOCS = [
     {
@@ -204,20 +203,3 @@ def test_context_integration_answers_from_reranked_sentences(settings: Settings,
     assert "Sub-questions and answers" not in final_prompt
     assert "Question: Where was the director of Jaws born?" in final_prompt
     assert "Spielberg was born in Cincinnati" in final_prompt
-
-
-@pytest.mark.llm
-def test_chainrag_end_to_end_with_the_local_llm(settings: Settings) -> None:
-    from hopgraph.cli import SAMPLE_CORPUS
-
-    index_corpus(SAMPLE_CORPUS, "sample-chainrag", settings, method="chainrag")
-    graph = build_graph("chainrag", settings)
-    config = {"configurable": {"thread_id": "chainrag-e2e"}}
-    context = {"index": "sample-chainrag", "word_limit": 250, "integration": "contexts"}
-    out = graph.invoke({"question": QUESTION}, config, context=context)
-    assert "cybertruck" in out["answer"].lower()
-    assert {item["title"] for item in out["evidence"]} & GOLD_TITLES
-    state = graph.get_state(config).values
-    assert 1 <= len(state["solved"]) <= 4 and all(s["question"] for s in state["solved"])
-    nodes = [usage["node"] for usage in out["usage"]]
-    assert nodes[0] == "decompose" and nodes[-1] == "integrate" and "answer_sub" in nodes

@@ -1,5 +1,6 @@
-"""Multi-Meta-RAG end to end with the real embedded LLM (extractor and reader), real BM25 / Chroma / MiniLM,
-the reranker, the sample corpus with the metadata extra, and SQLite checkpoints."""
+"""Multi-Meta-RAG end to end at its defaults with the real embedded LLM (extractor and reader), real Chroma /
+MiniLM, the reranker and SQLite checkpoints: on the two-hop corpus (tests/two_hop.py), whose paragraphs
+carry sources, and on the sample corpus's dated articles."""
 
 from __future__ import annotations
 
@@ -10,34 +11,34 @@ import pytest
 from evals.metrics import exact_match
 from hopgraph import Settings, build_graph, index_corpus
 from hopgraph.cli import SAMPLE_CORPUS
-from tests.test_naive_local import QUESTION
-
-NAMED = {"TechCrunch", "The Verge"}  # the two sources the question names
+from tests import two_hop
 
 
 @pytest.mark.llm
-def test_multimeta_filters_by_the_sources_the_question_names_and_answers(settings: Settings) -> None:
-    index_corpus(SAMPLE_CORPUS, "sample_meta", settings, method="multimeta")
-    source_of = {r["id"]: r["source"] for r in map(json.loads, SAMPLE_CORPUS.read_text().splitlines())}
+def test_multimeta_filters_by_the_source_the_question_names_and_answers_from_it(settings: Settings) -> None:
+    """Two papers report the reopening differently: the filter keeps the named one's paragraphs only, and
+    the answer is that paper's year (tests/two_hop.py)."""
+    index_corpus(two_hop.CORPUS, "two_hop-multimeta", settings, method="multimeta")
+    source_of = two_hop.source_of()
     graph = build_graph("multimeta", settings)
     config = {"configurable": {"thread_id": "multimeta-e2e"}}
-    out = graph.invoke({"question": QUESTION}, config, context={"index": "sample_meta"})
+    out = graph.invoke({"question": two_hop.SOURCE_NAMED}, config, context={"index": "two_hop-multimeta"})
 
     history = list(graph.get_state_history(config))
     ran = [step for snapshot in reversed(history) for step in snapshot.next]
     assert ran == ["__start__", "extract_metadata", "retrieve", "rerank", "generate"]
     state = history[0].values
-    # the LLM's filter if its reply was usable, else the matcher's, which finds both names here
-    assert state["metadata_extractor"] in {"llm", "matcher", "llm+matcher"}, state.get("fallbacks")
-    assert state["matched_sources"] == sorted(NAMED)
-    sources = set(out["metadata_filter"]["sources"])
-    assert sources and sources <= NAMED, (out["metadata_filter"], out.get("fallbacks"))
-    assert {source_of[item["doc_id"]] for item in out["evidence"]} <= sources
-    assert len(out["evidence"]) == 10 and len(state["gathered"]) == 6
+    # the greedy path (pinned): the LLM's filter names the source, as the matcher does
+    assert state["metadata_extractor"] == "llm" and state["matched_sources"] == [two_hop.SOURCE]
+    assert out["metadata_filter"]["sources"] == [two_hop.SOURCE] and out["fallbacks"] == []
+    assert {source_of[item["doc_id"]] for item in out["evidence"]} == {two_hop.SOURCE}
+    named = sum(source == two_hop.SOURCE for source in source_of.values())
+    assert len(out["evidence"]) == min(10, named) and len(state["gathered"]) == min(6, named)
+    assert out["evidence"][0]["doc_id"] == two_hop.SOURCE_DOC
 
     assert out["usage"][0]["role"] == "extractor"
-    assert {usage["role"] for usage in out["usage"][1:]} == {"generator"}
-    assert exact_match(out["answer"], ["Cybertruck", "Tesla Cybertruck"]) == 1.0, (out["answer"], out)
+    assert [usage["role"] for usage in out["usage"][1:]] == ["generator"]
+    assert exact_match(out["answer"], [two_hop.SOURCE_ANSWER]) == 1.0, (out["answer"], out)
     assert out["answer_outcome"] == "answered"
 
 
