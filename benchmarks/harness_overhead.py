@@ -14,12 +14,19 @@ cache off, checkpoints in SQLite in a temporary folder, with the run's resume ma
 warm-up evaluation of 2 questions in the same process (models loaded, index and checkpoint store open).
 
 Printed per cell: wall seconds per question from the first question's start to the last one's end (the
-index check before and the report after are not counted), and the stage breakdown: time inside the query
+index check before and the report after are not counted), the CPU seconds the harness's process spent per
+question over the same span (every thread; the stub's are its own), which a machine shared with other work
+moves less than the wall time, and the stage breakdown: time inside the query
 embedder, the chunk search (its own embedding excluded), the LLM gateway (the HTTP round trip to the
 stub), the checkpointer's writes and the results line (its fsync included), summed over all threads and
 divided by the questions, so at concurrency above 1 the stages overlap and can sum to more than the wall
 time. `--before REV` runs the same cells from a temporary git worktree of REV (its code imported through
 PYTHONPATH; a stage a revision lacks is left out).
+
+Measured 2026-11-27 with `--limit 30 --methods naive --before 865ee58` on the 2-core machine while another
+LLM evaluation held most of both cores (docs/benchmarks.md, "Harness overhead"): CPU per question 54.7 ->
+42.7 ms at concurrency 1, 55.9 -> 49.8 at 8, about 21 ms of it the query's embedding; the wall times of that
+run measure the load, not the harness.
 """
 
 from __future__ import annotations
@@ -111,7 +118,7 @@ def cell(method: str, limit: int, concurrency: int, base_url: str) -> dict[str, 
 
     clock = StageClock()
     stages = clock.install()
-    marks: list[float] = []
+    marks: list[tuple[float, float]] = []  # (wall, this process's CPU) seconds at each progress call
     with tempfile.TemporaryDirectory(prefix="hopgraph-harness-") as scratch:
         settings = Settings(
             llm="openai:stub",
@@ -120,7 +127,7 @@ def cell(method: str, limit: int, concurrency: int, base_url: str) -> dict[str, 
         )
 
         def mark(*_: object) -> None:
-            marks.append(time.perf_counter())
+            marks.append((time.perf_counter(), time.process_time()))
 
         for run, questions, progress in (("warm-up", 2, None), ("run", limit, mark)):
             # the warm-up loads the embedder, opens the index and the checkpoint store; then the clock starts
@@ -136,9 +143,10 @@ def cell(method: str, limit: int, concurrency: int, base_url: str) -> dict[str, 
                 cache=False,
                 progress=progress,
             )
-    wall = (marks[-1] - marks[0]) / limit if len(marks) > 1 else float("nan")
+    (wall, cpu) = ((last - first) / limit for first, last in zip(marks[0], marks[-1], strict=True))
     return {
         "wall_ms": 1000 * wall,
+        "cpu_ms": 1000 * cpu,
         "stages_ms": {stage: 1000 * clock.seconds[stage] / limit for stage in stages},
     }
 
@@ -206,6 +214,7 @@ def main() -> None:
                     stages = ", ".join(f"{s} {ms:.1f}" for s, ms in result["stages_ms"].items())
                     print(
                         f"{method:9} x{concurrency:<3} {label:24} {result['wall_ms']:7.1f} ms/question"
+                        f" (CPU {result['cpu_ms']:.1f})"
                         f"  ({stages})",
                         flush=True,
                     )

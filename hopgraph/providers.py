@@ -9,6 +9,7 @@ import functools
 import os
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -173,17 +174,26 @@ class OnnxEmbedder(_LazyEmbedder):
         return _OnnxModel(folder / ONNX_FILES[self.backend], Path(embedding_path(self.name)))
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        model = self._model
-        with self._lock:  # as for torch: one inference at a time already keeps every core busy
-            return model.embed(texts)
+        return self._model.embed(texts)  # no lock: the model runs concurrent callers side by side
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         return [(int(a), int(b)) for a, b in self._model.spans.encode(text, add_special_tokens=False).offsets]
 
 
 class _OnnxModel:
-    """One onnxruntime session and the model's tokenizer, set up as sentence-transformers sets up its own:
-    the same token window, batches of 64 texts sorted by length, each padded to its longest."""
+    """One onnxruntime session and the model's tokenizer, set up as sentence-transformers sets up its own
+    (the same token window, texts sorted by length, each batch padded to its longest), run one batch per
+    core at a time, each single-threaded.
+
+    Why single-threaded runs side by side rather than one run at a time across the cores: a question is
+    about 60 word pieces, too little work to split across cores without each operator's threads waiting on
+    one another. Measured on 96 MultiHop-RAG queries on 2 cores (loaded by other work): one at a time with
+    2 threads a run, 27 ms and 33 ms of CPU a query; 2 single-threaded runs side by side, 13 ms and 25 ms of
+    CPU. Batching concurrent queries into one run saves nothing here: each is padded to the longest of its
+    batch (80 word pieces for 8 queries of 59 on average), and batches of 8 cost 34-36 ms of CPU a query.
+    So concurrent callers (an evaluation's questions) each run on a core of their own, and one call's
+    texts are cut into at least one batch per core, run side by side (an index build's 64 chunks).
+    """
 
     BATCH = 64
 
@@ -192,13 +202,13 @@ class _OnnxModel:
         from tokenizers import Tokenizer
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = os.cpu_count() or 1
-        # idle workers sleep rather than spin: the process shares its cores with llama.cpp, and on this
-        # loaded 2-core machine spinning took 10% more CPU time for the same chunks
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.intra_op_num_threads = 1
         self.session = onnxruntime.InferenceSession(
             str(model_file), options, providers=["CPUExecutionProvider"]
         )
+        self.cores = os.cpu_count() or 1
+        self._runs = threading.BoundedSemaphore(self.cores)  # more runs than cores only take turns
+        self._workers = ThreadPoolExecutor(self.cores, thread_name_prefix="hopgraph-embed")
         self.inputs = [node.name for node in self.session.get_inputs()]
         self.spans = Tokenizer.from_file(str(source / "tokenizer.json"))
         padding = self.spans.padding or {}
@@ -211,23 +221,35 @@ class _OnnxModel:
         )
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        vectors = np.empty((len(texts), 0), dtype=np.float32)
+        """Unit vectors of `texts`, in their order: neighbours in length share a batch of at most BATCH,
+        and a call has at least as many batches as there are cores (or texts), run side by side."""
+        if not texts:
+            return np.empty((0, 0), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        for start in range(0, len(texts), self.BATCH):
-            batch = order[start : start + self.BATCH]
-            encoded = self.batches.encode_batch([texts[i] for i in batch])
-            feed = {
-                "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
-            }
-            hidden = self.session.run(None, {name: feed[name] for name in self.inputs})[0]
-            mask = feed["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
-            if vectors.shape[1] == 0:
-                vectors = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
-            vectors[batch] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        count = max(-(-len(texts) // self.BATCH), min(self.cores, len(texts)))
+        batches = [batch.tolist() for batch in np.array_split(np.array(order, dtype=np.int64), count)]
+        if len(batches) == 1:
+            pooled = [self._run([texts[i] for i in batches[0]])]
+        else:
+            pooled = list(self._workers.map(lambda batch: self._run([texts[i] for i in batch]), batches))
+        vectors = np.empty((len(texts), pooled[0].shape[1]), dtype=np.float32)
+        for batch, rows in zip(batches, pooled, strict=True):
+            vectors[batch] = rows
         return vectors
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        """One batch through the model, once a core is free: mean-pooled, L2-normalised vectors."""
+        encoded = self.batches.encode_batch(texts)
+        feed = {
+            "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+        }
+        with self._runs:
+            hidden = self.session.run(None, {name: feed[name] for name in self.inputs})[0]
+        mask = feed["attention_mask"][..., None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
 def embedder_for(settings: Settings) -> _LazyEmbedder:

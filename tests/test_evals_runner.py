@@ -17,11 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from threadpoolctl import threadpool_info
 
 from evals.datasets import Benchmark, QAExample
 from evals.gold import GoldEvidence
@@ -344,6 +346,33 @@ def test_run_writes_a_run_line_then_one_result_per_method_and_question(
     final = seen[-1][2]
     assert final["one"] == MethodScore(answered=4, failed=0, em=0.75, f1=0.75)
     assert recorded_run_name(tmp_path / "run") == "toyrun"
+
+
+class BlasWatch(Script):
+    """A script whose retrieve notes how many threads numpy's BLAS may use while the question runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blas_threads: list[int] = []
+
+    def retrieve(self, state: QAState, runtime: Runtime[ScriptedContext]) -> dict[str, Any]:
+        threads = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+        with self._lock:
+            self.blas_threads.extend(threads)
+        return super().retrieve(state, runtime)
+
+
+def test_questions_run_numpys_products_on_one_thread_each(tmp_path: Path, saver: SqliteSaver) -> None:
+    """While questions run side by side, BLAS runs each product on the thread that asked for it; after the
+    run it has its threads back."""
+    np.ones((2, 2)) @ np.ones((2, 2))  # numpy's BLAS loaded, so that threadpoolctl sees it
+    before = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    script = BlasWatch()
+
+    run_scripted(tmp_path / "run", {"m": script}, saver, concurrency=3)
+
+    assert before and script.blas_threads == [1] * len(EXAMPLES) * len(before)
+    assert [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"] == before
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])

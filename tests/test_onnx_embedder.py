@@ -12,8 +12,11 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -175,3 +178,94 @@ def test_loading_and_embedding_imports_neither_torch_nor_transformers(onnx: Onnx
         f"OnnxEmbedder({NAME!r}, 'onnx', Path({str(MODEL_DIR)!r})).embed(['a question'])"
     )
     assert set(heavy_modules_after(code)).isdisjoint({"torch", "sentence_transformers", "transformers"})
+
+
+class _WatchedSession:
+    """An onnxruntime session that counts its runs and those in flight at once (`most`). With `meet`, each
+    run waits at a barrier until that many are in flight, which only runs side by side pass (a serialised
+    model leaves it waiting until its timeout breaks it); with `fail_on`, a batch holding that token id
+    fails, as onnxruntime fails on a batch it cannot run."""
+
+    def __init__(self, inner: Any, meet: int | None = None, fail_on: int | None = None) -> None:
+        self.inner = inner
+        self.barrier = threading.Barrier(meet, timeout=60) if meet else None
+        self.fail_on = fail_on
+        self.lock = threading.Lock()
+        self.in_flight = self.most = self.runs = 0
+
+    def run(self, outputs: Any, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+        with self.lock:
+            self.in_flight += 1
+            self.runs += 1
+            self.most = max(self.most, self.in_flight)
+        try:
+            if self.barrier is not None:
+                self.barrier.wait()
+            if self.fail_on is not None and self.fail_on in feed["input_ids"]:
+                raise RuntimeError("onnxruntime failed on this batch")
+            return self.inner.run(outputs, feed)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+def _watched(
+    meet_all_cores: bool = False, fail_on: str | None = None
+) -> tuple[OnnxEmbedder, _WatchedSession]:
+    """A fresh fp32 embedder whose session is watched (the module's own is left alone): its runs meet one per
+    core, or a batch holding the word `fail_on` fails."""
+    embedder = OnnxEmbedder(NAME, "onnx", MODEL_DIR)
+    model = embedder._model
+    token = model.batches.token_to_id(fail_on) if fail_on else None
+    assert fail_on is None or token is not None, "the failing word must be one word piece"
+    model.session = watched = _WatchedSession(model.session, model.cores if meet_all_cores else None, token)
+    return embedder, watched
+
+
+def test_concurrent_callers_get_their_own_vectors_one_run_per_core_side_by_side(onnx: OnnxEmbedder) -> None:
+    """Callers from many threads each get exactly the vectors one call at a time gives; runs go side by
+    side (the barrier is passed by one run per core) and never more than one per core."""
+    embedder, watched = _watched(meet_all_cores=True)
+    cores = embedder._model.cores
+    texts = [f"{sentence} ({n})" for n in range(2 * cores) for sentence in SENTENCES[:2]]
+    alone = [onnx.embed([text])[0] for text in texts]
+
+    with ThreadPoolExecutor(len(texts)) as pool:
+        together = list(pool.map(lambda text: embedder.embed([text])[0], texts))
+
+    assert all(np.array_equal(mine, theirs) for mine, theirs in zip(together, alone, strict=True))
+    assert watched.runs == len(texts) and watched.most == cores
+
+
+def test_one_call_spreads_its_batches_over_the_cores_in_its_order(onnx: OnnxEmbedder) -> None:
+    """A call of many texts (an index build's) runs one batch per core, side by side, and returns the
+    vectors in the order of its texts, those one call at a time gives (padding moves them by rounding
+    only)."""
+    embedder, watched = _watched(meet_all_cores=True)
+    texts = SENTENCES * 3
+
+    vectors = embedder.embed(texts)
+
+    assert watched.runs == watched.most == embedder._model.cores
+    assert np.allclose(vectors, np.stack([onnx.embed([text])[0] for text in texts]), atol=1e-6)
+
+
+def test_a_failed_run_reaches_its_caller_only_and_frees_its_core() -> None:
+    """A batch onnxruntime fails on raises in the caller that asked for it, whether it called from a thread
+    of its own or spread its texts over the cores; every other caller gets its vectors, and later calls
+    run."""
+    failing = "The volcano report could not be embedded."
+    embedder, watched = _watched(fail_on="volcano")
+    texts = [failing, *SENTENCES[:3]] * 2
+
+    with ThreadPoolExecutor(len(texts)) as pool:
+        futures = [pool.submit(embedder.embed, [text]) for text in texts]
+    for text, future in zip(texts, futures, strict=True):
+        if text == failing:
+            with pytest.raises(RuntimeError, match="failed on this batch"):
+                future.result()
+        else:
+            assert future.result().shape == (1, 384)
+    with pytest.raises(RuntimeError, match="failed on this batch"):
+        embedder.embed([*SENTENCES[:3], failing])
+    assert embedder.embed(SENTENCES[:2]).shape == (2, 384) and watched.in_flight == 0
