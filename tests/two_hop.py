@@ -20,9 +20,8 @@ CORPUS = Path(__file__).parent / "fixtures" / "corpora" / "two_hop.jsonl"
 BRIDGE = "In which town was the designer of the Varnholt Library's reading hall born?"
 BRIDGE_FIRST, BRIDGE_SECOND, BRIDGE_ANSWER = "varnholt-library", "celia-dunmore", "Ostrel"
 
-# comparison: each side's founding year in its own paragraph
-COMPARISON = "Which was founded first, the Orsen Botanical Garden or the Halloway Observatory?"
-COMPARISON_DOCS, COMPARISON_ANSWER = {"orsen-garden", "halloway-observatory"}, "Orsen Botanical Garden"
+# a comparison's two sides, each founding year in its own paragraph (no test asks it of this corpus yet)
+COMPARISON_DOCS = {"orsen-garden", "halloway-observatory"}
 
 # a source named in the question: two papers report the reopening differently (the Herald says 2019)
 SOURCE_NAMED = "According to the Daily Lantern, in which year did the glass-domed reading hall reopen?"
