@@ -9,7 +9,7 @@ import pytest
 from evals.metrics import exact_match
 from hopgraph import Settings, build_graph, services_for
 from nodes.retrieve import search_evidence
-from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_FIRST, BRIDGE_SECOND, hops_of
+from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_SECOND, bridge_hops
 
 
 @pytest.mark.llm
@@ -39,7 +39,7 @@ def test_decomposition_searches_each_sub_question_in_its_own_branch(
             id_ for id_ in found if id_ not in seen
         ]
         seen.update(found)
-    assert hops_of(out["evidence"], BRIDGE_FIRST) == {1} and hops_of(out["evidence"], BRIDGE_SECOND) == {2}
+    assert bridge_hops(out["evidence"]) == ({1}, {2})
     assert BRIDGE_SECOND not in {
         item["doc_id"] for item in search_evidence(index, BRIDGE, 5, 1, mode="dense")
     }

@@ -10,7 +10,7 @@ from evals.steps import thread_steps
 from hopgraph import Settings, build_graph, services_for
 from nodes.retrieve import search_evidence
 from prompts import ircot
-from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_FIRST, BRIDGE_SECOND, hops_of
+from tests.two_hop import BRIDGE, BRIDGE_ANSWER, bridge_hops
 
 
 @pytest.mark.llm
@@ -42,7 +42,7 @@ def test_ircot_reaches_the_second_hop_through_its_chain_of_thought(
     assert second_query != BRIDGE
     second = [item["id"] for item in search_evidence(index, second_query, 6, 2, mode="bm25")]
     assert [item["id"] for item in joined[1]] == [id_ for id_ in second if id_ not in first]
-    assert hops_of(out["evidence"], BRIDGE_FIRST) == {1} and hops_of(out["evidence"], BRIDGE_SECOND) == {2}
+    assert bridge_hops(out["evidence"]) == ({1}, {2})
 
     reasoning_calls = [usage for usage in out["usage"] if usage["node"] == "reason"]
     assert all(usage["role"] == "reasoner" and usage["echoes"] == 0 for usage in reasoning_calls)

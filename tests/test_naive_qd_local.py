@@ -8,7 +8,7 @@ import pytest
 
 from evals.metrics import exact_match
 from hopgraph import Settings, build_graph
-from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_FIRST, BRIDGE_SECOND, hops_of
+from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_SECOND, bridge_hops
 
 
 @pytest.mark.llm
@@ -32,7 +32,7 @@ def test_naive_qd_answers_each_sub_question_in_turn_then_integrates(
     # the paragraph about her that the question's own search misses
     assert "dunmore" in solved[0]["answer"].lower(), solved
     assert BRIDGE_SECOND + "#0" in solved[1]["read"] and BRIDGE_SECOND + "#0" not in solved[0]["read"]
-    assert hops_of(out["evidence"], BRIDGE_FIRST) == {1} and hops_of(out["evidence"], BRIDGE_SECOND) == {2}
+    assert bridge_hops(out["evidence"]) == ({1}, {2})
 
     assert exact_match(out["answer"], [BRIDGE_ANSWER]) == 1.0, (out["answer"], solved)
     assert out["answer_outcome"] == "answered" and out["fallbacks"] == []

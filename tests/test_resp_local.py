@@ -9,7 +9,7 @@ import pytest
 from evals.metrics import exact_match
 from hopgraph import Settings, build_graph, services_for
 from nodes.retrieve import search_evidence
-from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_FIRST, BRIDGE_SECOND, hops_of
+from tests.two_hop import BRIDGE, BRIDGE_ANSWER, bridge_hops
 
 
 @pytest.mark.llm
@@ -42,7 +42,7 @@ def test_resp_plans_a_sub_question_that_reaches_the_second_hop(
     assert [item["id"] for item in out["evidence"][5:]] == [
         item["id"] for item in second if item["id"] not in {hit["id"] for hit in first}
     ]
-    assert hops_of(out["evidence"], BRIDGE_FIRST) == {1} and hops_of(out["evidence"], BRIDGE_SECOND) == {2}
+    assert bridge_hops(out["evidence"]) == ({1}, {2})
 
     # the memories: a summary per round in the global one; the sub-question's own answer in the local one
     assert len(out["global_memory"]) == 2 and all(summary.strip() for summary in out["global_memory"])

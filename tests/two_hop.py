@@ -36,3 +36,9 @@ def source_of() -> dict[str, str]:
 def hops_of(evidence: list[dict], doc_id: str) -> set[int]:
     """The hops at which a run's evidence holds `doc_id`."""
     return {item["hop"] for item in evidence if item["doc_id"] == doc_id}
+
+
+def bridge_hops(evidence: list[dict]) -> tuple[set[int], set[int]]:
+    """The hops at which a run's evidence holds the bridge question's first and second paragraphs: ({1},
+    {2}) for a method that found the first by the question and the second only by its own next step."""
+    return hops_of(evidence, BRIDGE_FIRST), hops_of(evidence, BRIDGE_SECOND)
