@@ -90,18 +90,27 @@ class ScriptedServices:
         return self._replaced[name] if name in self._replaced else getattr(self._services, name)
 
 
-def stream_run(graph: Any, question: str, context: Any) -> tuple[list[str], dict[str, Any]]:
-    """(the nodes in the order they ran, the final state) of one streamed run of a compiled graph."""
-    steps: list[str] = []
+def stream_updates(
+    graph: Any, question: str, context: Any
+) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]:
+    """(each node's update in the order the nodes ran, the final state) of one streamed run of a compiled
+    graph: what a test reads to check both the path a run took and what each step wrote."""
+    updates: list[tuple[str, dict[str, Any]]] = []
     values: dict[str, Any] = {}
     for mode, chunk in graph.stream(
         {"question": question}, context=context, stream_mode=["updates", "values"]
     ):
         if mode == "updates":
-            steps.extend(chunk)
+            updates += [(node, update or {}) for node, update in chunk.items()]
         else:
             values = chunk
-    return steps, values
+    return updates, values
+
+
+def stream_run(graph: Any, question: str, context: Any) -> tuple[list[str], dict[str, Any]]:
+    """(the nodes in the order they ran, the final state) of one streamed run of a compiled graph."""
+    updates, values = stream_updates(graph, question, context)
+    return [node for node, _ in updates], values
 
 
 def killed_run(module: str, function: str, *args: Any) -> None:

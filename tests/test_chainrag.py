@@ -16,7 +16,7 @@ from hopgraph import Settings, index_corpus, services_for
 from hopgraph.providers import EmbeddingSimilarityReranker
 from stores.evidence import evidence_from
 from stores.sentence_graph.extra import SentenceGraphExtra
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
 
 DOCS = [
     {
@@ -96,17 +96,7 @@ def trace(
     llm, model = scripted_gateway(script(judge))
     wired = ScriptedServices(services, llm, reranker=EmbeddingSimilarityReranker(services.embedder))
     graph = chainrag.build(wired).compile()
-    steps: list[str] = []
-    values: dict = {}
-    for mode, chunk in graph.stream(
-        {"question": "Where was the director of Jaws born?"},
-        context={"index": index, **context},
-        stream_mode=["updates", "values"],
-    ):
-        if mode == "updates":
-            steps.extend(chunk)
-        else:
-            values = chunk
+    steps, values = stream_run(graph, "Where was the director of Jaws born?", {"index": index, **context})
     return steps, values, model
 
 

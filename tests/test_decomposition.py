@@ -18,7 +18,7 @@ from prompts import answer
 from stores.documents import Span
 from stores.evidence import Evidence
 from stores.index import ChunkIndex, Hit
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_updates
 
 QUESTION = "Which electric pickup truck is thought safer for pedestrians, and what is its future?"
 # Chosen to overlap: sub-questions 1 and 3 share chunks of the TechCrunch Cybertruck article.
@@ -42,15 +42,7 @@ def run(
     """(every node update in the order streamed, the final state, the scripted model)."""
     llm, model = scripted_gateway(script(subs))
     graph = decomposition.build(ScriptedServices(services, llm)).compile()
-    updates: list[tuple[str, dict]] = []
-    final: dict = {}
-    for mode, chunk in graph.stream(
-        {"question": QUESTION}, context={"index": index, **context}, stream_mode=["updates", "values"]
-    ):
-        if mode == "values":
-            final = chunk
-        else:
-            updates += [(node, update or {}) for node, update in chunk.items()]
+    updates, final = stream_updates(graph, QUESTION, {"index": index, **context})
     return updates, final, model
 
 

@@ -26,7 +26,7 @@ from prompts.echo import NUDGE
 from stores.bm25 import tokenize
 from stores.evidence import Evidence
 from tests.conftest import REPO, SHARED_DATA
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
 from tests.test_naive_local import QUESTION
 
 READER_CUE = "Reply with just the answer"  # the direct reader's instruction (prompts.answer)
@@ -49,17 +49,7 @@ def run(
     """(nodes in the order they ran, the final state, the scripted model with every prompt it got)."""
     llm, model = scripted_gateway(reply)
     graph = ircot.build(ScriptedServices(services, llm)).compile()
-    steps: list[str] = []
-    values: dict[str, Any] = {}
-    for mode, chunk in graph.stream(
-        {"question": QUESTION},
-        context=IRCoTContext(**{"index": "sample", **context}),
-        stream_mode=["updates", "values"],
-    ):
-        if mode == "updates":
-            steps.extend(chunk)
-        else:
-            values = chunk
+    steps, values = stream_run(graph, QUESTION, IRCoTContext(**{"index": "sample", **context}))
     return steps, values, model
 
 

@@ -18,7 +18,7 @@ from graphs.iter_retgen.context import IterRetGenContext
 from nodes.retrieve import search_evidence
 from prompts import answer, demonstrations, ircot, refusal_check
 from stores.evidence import Evidence
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
 from tests.test_naive_local import QUESTION
 
 NO_ANSWER = 'cot reader: no "answer is" in the chain of thought; answered by the direct reader'
@@ -73,17 +73,7 @@ def run(
     llm, model = scripted_gateway(reply)
     indexes = RecordingIndexes(services.indexes)
     graph = iter_retgen.build(ScriptedServices(services, llm, indexes=indexes)).compile()
-    steps: list[str] = []
-    values: dict[str, Any] = {}
-    for mode, chunk in graph.stream(
-        {"question": QUESTION},
-        context={"index": "sample", **context},
-        stream_mode=["updates", "values"],
-    ):
-        if mode == "updates":
-            steps.extend(chunk)
-        else:
-            values = chunk
+    steps, values = stream_run(graph, QUESTION, {"index": "sample", **context})
     return steps, values, model, indexes
 
 

@@ -22,7 +22,7 @@ from prompts import answer
 from stores.documents import Document
 from stores.extras import ExtraMissingError
 from stores.metadata import MetadataExtra, timestamp
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_updates
 from tests.test_naive_local import QUESTION
 
 RECORDS = [json.loads(line) for line in SAMPLE_CORPUS.read_text(encoding="utf-8").splitlines()]
@@ -54,18 +54,8 @@ def run(
     """(nodes in the order they ran, each node's update, the final state, the scripted model)."""
     llm, model = scripted_gateway(reply)
     graph = build(ScriptedServices(services, llm)).compile()
-    steps: list[str] = []
-    updates: dict[str, Any] = {}
-    final: dict[str, Any] = {}
-    for mode, chunk in graph.stream(
-        {"question": question}, context=context, stream_mode=["updates", "values"]
-    ):
-        if mode == "updates":
-            steps.extend(chunk)
-            updates.update(chunk)
-        else:
-            final = chunk
-    return steps, updates, final, model
+    updates, final = stream_updates(graph, question, context)
+    return [node for node, _ in updates], dict(updates), final, model
 
 
 def rendered(passages: list[Any]) -> str:

@@ -10,7 +10,7 @@ from graphs import naive_qd
 from graphs.naive_qd.context import NaiveQDContext
 from prompts import answer, reader
 from stores.evidence import Evidence
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_updates
 
 QUESTION = "Which electric pickup did TechCrunch write about, and is it deadly for pedestrians?"
 SUBS = ["Which electric pickup did TechCrunch write about?", "Is it deadly for pedestrians?"]
@@ -34,15 +34,7 @@ def run(
 ) -> tuple[list[tuple[str, dict]], dict, ScriptedChatModel]:
     llm, model = scripted_gateway(reply or script())
     graph = naive_qd.build(ScriptedServices(services, llm)).compile()
-    updates: list[tuple[str, dict]] = []
-    final: dict = {}
-    for mode, chunk in graph.stream(
-        {"question": QUESTION}, context={"index": index, **context}, stream_mode=["updates", "values"]
-    ):
-        if mode == "values":
-            final = chunk
-        else:
-            updates += [(node, update or {}) for node, update in chunk.items()]
+    updates, final = stream_updates(graph, QUESTION, {"index": index, **context})
     return updates, final, model
 
 

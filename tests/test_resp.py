@@ -22,7 +22,7 @@ from prompts import answer, reader, resp_generator, resp_reasoner, resp_summariz
 from prompts.echo import NUDGE
 from stores.evidence import Evidence
 from tests.conftest import REPO
-from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway
+from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_updates
 from tests.test_naive_local import QUESTION
 
 SUMMARY = "Tesla's electric pickup truck is the Cybertruck. Elon Musk says it is safer for pedestrians."
@@ -77,18 +77,7 @@ class Script:
 def stream(llm: LLMGateway, services: Any, **context: Any) -> tuple[list[tuple[str, dict]], dict[str, Any]]:
     """(each node's update in the order they ran, the final state)."""
     graph = resp.build(ScriptedServices(services, llm)).compile()
-    updates: list[tuple[str, dict]] = []
-    values: dict[str, Any] = {}
-    for mode, chunk in graph.stream(
-        {"question": QUESTION},
-        context=ReSPContext(**{"index": "sample", **context}),
-        stream_mode=["updates", "values"],
-    ):
-        if mode == "updates":
-            updates += [(node, update or {}) for node, update in chunk.items()]
-        else:
-            values = chunk
-    return updates, values
+    return stream_updates(graph, QUESTION, ReSPContext(**{"index": "sample", **context}))
 
 
 def run(services: Any, script: Script, **context: Any) -> tuple[list[str], dict[str, Any], ScriptedChatModel]:
