@@ -13,7 +13,6 @@ import json
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,7 +22,7 @@ import httpx
 import pytest
 from conftest import MODEL_DIR, REPO, free_port
 from openai_stub import Fault, OpenAIStub, serve
-from servers import log_tail, stop
+from servers import stop, wait_until_up
 from test_naive_local import GOLD_TITLES, QUESTION
 
 from evals.runner import latest_results, read_records, results_path
@@ -63,20 +62,8 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(f"llama_cpp.server exited with {proc.returncode}:\n{log_tail(log)}")
-            try:
-                models = httpx.get(f"{base_url}/models", timeout=2.0)
-                if models.status_code == 200:
-                    assert [m["id"] for m in models.json()["data"]] == [ALIAS]
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no /v1/models within {STARTUP_SECONDS} s:\n{log_tail(log)}")
-            time.sleep(0.5)
+        wait_until_up(proc, f"{base_url}/models", log, "llama_cpp.server", STARTUP_SECONDS)
+        assert [m["id"] for m in httpx.get(f"{base_url}/models").json()["data"]] == [ALIAS]
         yield base_url
     finally:
         stop(proc, log, "llama_cpp.server")
