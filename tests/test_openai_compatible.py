@@ -147,6 +147,7 @@ def _remote(settings: Settings, **overrides: object) -> Settings:
     return Settings(data_dir=settings.data_dir, model_dir=MODEL_DIR, llm=MODEL, **overrides)
 
 
+@pytest.mark.llm  # the embedded model, served by llama_cpp.server
 def test_naive_runs_on_an_openai_compatible_server(
     settings: Settings, sample_index: str, llama_server: str
 ) -> None:
@@ -169,6 +170,7 @@ def test_naive_runs_on_an_openai_compatible_server(
     assert services_for(remote) is not services_for(settings)  # the embedded model is not reused
 
 
+@pytest.mark.llm  # the embedded model, served by llama_cpp.server
 def test_a_role_override_routes_only_that_role(
     settings: Settings, sample_index: str, llama_server: str, unavailable_provider: FakeProvider
 ) -> None:

@@ -250,6 +250,7 @@ def test_the_embedded_models_streamed_reply_keeps_to_the_shape(local_gateway: LL
 
 
 @pytest.mark.server
+@pytest.mark.llm  # the embedded model, served by llama_cpp.server
 @pytest.mark.timeout(600)
 def test_llama_cpp_server_takes_a_schema_as_json_object_and_refuses_json_schema(
     llama_server: str,  # noqa: F811
