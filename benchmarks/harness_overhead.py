@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,10 +49,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "multihop_rag"
 STUB = (
-    "import sys, time\n"
+    "import hashlib, os, sys, time\n"
     "sys.path.insert(0, {root!r})\n"
     "from tests.openai_stub import OpenAIStub, serve\n"
-    "with serve(OpenAIStub(reply=lambda prompt: 'Yes')) as stub:\n"
+    "log = os.open({log!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT) if {log!r} else None\n"
+    "def reply(prompt):\n"
+    "    if log is not None:  # one write per prompt: O_APPEND keeps concurrent lines whole\n"
+    "        os.write(log, (hashlib.sha256(prompt.encode()).hexdigest() + '\\n').encode())\n"
+    "    return 'Yes'\n"
+    "with serve(OpenAIStub(reply=reply)) as stub:\n"
     "    print(stub.base_url, flush=True)\n"
     "    time.sleep(86400)\n"
 )
@@ -152,17 +158,77 @@ def cell(method: str, limit: int, concurrency: int, base_url: str) -> dict[str, 
 
 
 @contextmanager
-def stub_server() -> Iterator[str]:
-    """The stub LLM in its own process (its replies then take no time from the harness's threads)."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", STUB.format(root=str(ROOT))], stdout=subprocess.PIPE, text=True
-    )
+def stub_server(log: Path | None = None) -> Iterator[str]:
+    """The stub LLM in its own process (its replies then take no time from the harness's threads); with
+    `log`, the sha256 of every prompt it answers is appended there, one line each."""
+    script = STUB.format(root=str(ROOT), log=str(log) if log else "")
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         yield process.stdout.readline().strip()
     finally:
         process.kill()
         process.wait()
+
+
+def kill_check(method: str, limit: int, concurrency: int) -> bool:
+    """`hopgraph eval` as a user runs it, against the stub, killed with SIGKILL once half its questions are
+    written, then run again: prints whether every question has exactly one whole result line and how many
+    prompts were sent twice (at most the questions in flight at the kill may be). True when both hold."""
+    with tempfile.TemporaryDirectory(prefix="hopgraph-kill-") as scratch:
+        folder = Path(scratch)
+        out, prompts = folder / "run", folder / "prompts.log"
+        env = os.environ | {
+            "HOPGRAPH_CONFIG": "",
+            "HOPGRAPH_LLM": "openai:stub",
+            "HOPGRAPH_API_KEY": "stub",
+            "HOPGRAPH_CHECKPOINTER": f"sqlite:///{folder / 'checkpoints.sqlite'}",
+        }
+        command = [
+            sys.executable, "-m", "hopgraph", "eval", "--dataset", "multihop_rag", "--data", str(DATA),
+            "--methods", method, "--limit", str(limit), "--concurrency", str(concurrency),
+            "--out", str(out), "--no-cache",
+        ]  # fmt: skip
+        with stub_server(prompts) as base_url:
+            env["HOPGRAPH_BASE_URL"] = base_url
+            with (folder / "first.log").open("wb") as log:
+                first = subprocess.Popen(command, env=env, stdout=log, stderr=log, start_new_session=True)
+            results = out / "results.jsonl"
+            while first.poll() is None and _result_lines(results) < limit // 2:
+                time.sleep(0.05)
+            if first.poll() is not None:
+                raise SystemExit(f"the first run ended before the kill: {(folder / 'first.log').read_text()}")
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
+            written = _result_lines(results)
+            again = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+            if again.returncode != 0:
+                raise SystemExit(f"the resumed run failed ({again.returncode}):\n{again.stderr[-3000:]}")
+        lines = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+        ids = Counter(r["question_id"] for r in lines if r["type"] == "result")
+        failed = sum(1 for r in lines if r["type"] == "result" and r["error"])
+        once = len(ids) == limit and set(ids.values()) == {1} and not failed
+        sent = Counter(prompts.read_text().split())
+        repeated = sum(count - 1 for count in sent.values())
+    print(
+        f"{method:9} x{concurrency:<3} kill -9 after {written} of {limit} result lines; resumed: "
+        f"{len(ids)} questions, {sum(ids.values())} lines, {failed} failed -> "
+        f"{'each question exactly once' if once else 'NOT exactly once'}; prompts sent again after the "
+        f"kill: {repeated} (at most {concurrency} were in flight)",
+        flush=True,
+    )
+    return once and repeated <= concurrency
+
+
+def _result_lines(results: Path) -> int:
+    """Whole result lines written so far (a line being written is not counted)."""
+    if not results.exists():
+        return 0
+    return sum(
+        1
+        for line in results.read_bytes().splitlines(keepends=True)
+        if b'"type": "result"' in line and line.endswith(b"\n")
+    )
 
 
 def run_tree(tree: Path, args: argparse.Namespace, base_url: str, method: str, concurrency: int) -> dict:
@@ -193,9 +259,17 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,8", help="questions at a time, comma-separated")
     parser.add_argument("--methods", default="naive,chainrag", help="methods, comma-separated")
     parser.add_argument("--before", help="a git revision to run beside this tree")
+    parser.add_argument(
+        "--kill-check",
+        action="store_true",
+        help="instead of timing: kill -9 a `hopgraph eval` halfway at each concurrency and resume it",
+    )
     args = parser.parse_args()
     levels = [int(level) for level in args.concurrency.split(",")]
     methods = [method for method in args.methods.split(",") if method]
+    if args.kill_check:
+        held = [kill_check(method, args.limit, level) for method in methods for level in levels]
+        raise SystemExit(0 if all(held) else 1)
 
     # here, not at the top: a cell runs this file under another tree's code, which may not have it
     from benchmarks.trees import checked_out
