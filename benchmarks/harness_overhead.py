@@ -2,7 +2,7 @@
 they go, stage by stage, for NaiveRAG and ChainRAG, optionally beside an earlier revision.
 
     .venv/bin/python -m benchmarks.harness_overhead [--limit 100] [--concurrency 1,8]
-        [--methods naive,chainrag] [--before REV]
+        [--methods naive,chainrag] [--before REV] [--kill-check]
 
 A user with a fast GPU server runs whole dev sets at high concurrency; then everything but the LLM is the
 cost. Here the LLM is a stub OpenAI-compatible server on 127.0.0.1 (tests/openai_stub.py, in its own
@@ -22,6 +22,10 @@ stub), the checkpointer's writes and the results line (its fsync included), summ
 divided by the questions, so at concurrency above 1 the stages overlap and can sum to more than the wall
 time. `--before REV` runs the same cells from a temporary git worktree of REV (its code imported through
 PYTHONPATH; a stage a revision lacks is left out).
+
+With `--kill-check` it times nothing: each cell is a `hopgraph eval` process killed with SIGKILL once half its
+questions are written and then run again, checked for one whole result line per question and for no prompt
+sent twice beyond the questions in flight at the kill.
 
 Measured 2026-11-27 with `--limit 30 --methods naive --before 865ee58` on the 2-core machine while another
 LLM evaluation held most of both cores (docs/benchmarks.md, "Harness overhead"): CPU per question 54.7 ->
