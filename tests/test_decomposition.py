@@ -197,6 +197,7 @@ def test_sub_questions_are_searched_dense_by_default_and_hybrid_on_request(
 
 def test_branch_evidence_keeps_its_corpus_ids(services: Any, sample_index: str) -> None:
     _, final, _ = run(services, sample_index, top_k=2)
+    assert final["evidence"], "no evidence: the loop below would hold vacuously"
     for item in final["evidence"]:
         assert item["doc_id"].startswith("https://") and item["id"].startswith(item["doc_id"])
         assert item["char_start"] is not None and item["char_end"] > item["char_start"]
