@@ -1,7 +1,8 @@
 """Shared fixtures: real models, built once per test session, and isolated data directories.
 
-Each test gets its own data directory (indexes, checkpoints, caches) but shares the assembled embedded
-GGUF, so the 1.1 GB model is assembled once per machine rather than once per test.
+Each test gets its own data directory (indexes, checkpoints, caches) but shares the model folder: the
+assembled embedded GGUF (1.1 GB) and MiniLM's ONNX export are made once per machine rather than once per
+test.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 MODEL_DIR = Path(
     os.environ.get("HOPGRAPH_MODEL_DIR", Path.home() / ".local" / "share" / "hopgraph" / "models")
 )
+# Settings a test makes over a data directory of its own, and every `hopgraph` process it starts with this
+# environment, read the shared model folder too: without it each such data directory exported MiniLM to
+# ONNX again (torch, transformers and the int8 quantisation: about 5 s of CPU each, 20 s on a loaded
+# machine). tests/test_onnx_embedder.py exports into folders of its own, named outright.
+os.environ.setdefault("HOPGRAPH_MODEL_DIR", str(MODEL_DIR))
 
 
 @pytest.fixture(scope="session")
