@@ -225,14 +225,16 @@ def default_services(settings: Settings, services: Services) -> Services:
 
 
 @pytest.fixture(scope="module")
-def indexes(default_services: Services, settings: Settings) -> dict[str, str]:
-    """Method -> the index it runs on: the sample corpus at the default chunking, with the extras the method
-    reads. ChainRAG reads sentences of the documents, never chunks, so it runs on the session's own
-    sentence-graph index (built once, by whichever test comes first) at any chunking."""
-    index_corpus(SAMPLE_CORPUS, "sample-256", default_services.settings)
-    index_corpus(SAMPLE_CORPUS, "sample_meta-256", default_services.settings, method="multimeta")
-    index_corpus(SAMPLE_CORPUS, "sample-chainrag", settings, method="chainrag")
-    return {"chainrag": "sample-chainrag", "multimeta": "sample_meta-256", "default": "sample-256"}
+def sample_256(default_services: Services) -> str:
+    """The index every method runs on: the sample corpus at the default chunking, with the extras the
+    methods checked here read (MultiMeta's metadata, ChainRAG's sentence graph); the others read its chunks
+    alone, as on an index without extras. One build embeds the chunks once: three indexes (plain, metadata,
+    and a sentence graph over the session's finer chunks, which ChainRAG never reads) embedded the same
+    corpus three times, most of this module's setup."""
+    index_corpus(
+        SAMPLE_CORPUS, "sample-256", default_services.settings, extras=["metadata", "sentence_graph"]
+    )
+    return "sample-256"
 
 
 def worst_case_gateway(count: GGUFTokens) -> tuple[LLMGateway, WorstCase]:
@@ -306,15 +308,14 @@ LONGEST_PATH: dict[str, dict[str, Any]] = {
 
 @pytest.fixture(scope="module")
 def worst_runs(
-    default_services: Services, indexes: dict[str, str], gguf_tokens: GGUFTokens
+    default_services: Services, sample_256: str, gguf_tokens: GGUFTokens
 ) -> Callable[[str], tuple[list[str], dict[str, Any], list[Call]]]:
     """Each method's worst-case run, made once for both of its tests."""
     runs: dict[str, tuple[list[str], dict[str, Any], list[Call]]] = {}
 
     def run(method: str) -> tuple[list[str], dict[str, Any], list[Call]]:
         if method not in runs:
-            index = indexes.get(method, indexes["default"])
-            runs[method] = run_worst_case(method, default_services, index, gguf_tokens)
+            runs[method] = run_worst_case(method, default_services, sample_256, gguf_tokens)
         return runs[method]
 
     return run
@@ -382,12 +383,12 @@ def test_the_methods_checked_here_are_every_registered_method_but_the_two_read_l
 
 
 def test_the_index_time_prompts_fit_the_default_context_on_the_longest_chunk(
-    default_services: Services, indexes: dict[str, str], gguf_tokens: GGUFTokens
+    default_services: Services, sample_256: str, gguf_tokens: GGUFTokens
 ) -> None:
     """QuOTE's question writer and BiQOG's edge judge (both through the real nodes), asked about the chunk
     of the sample index with the most tokens, the judge with the longest question the writer wrote."""
     llm, model = worst_case_gateway(gguf_tokens)
-    chunks = default_services.indexes.open(indexes["default"]).all_chunks()
+    chunks = default_services.indexes.open(sample_256).all_chunks()
     longest = max(chunks, key=lambda chunk: len(gguf_tokens.tokens(f"{chunk.title}\n{chunk.text}")))
     per_chunk = QuestionParams().per_chunk
     written, _ = LLMQuestionWriter(llm, 1).write(longest.title, longest.text, per_chunk)
