@@ -222,16 +222,21 @@ def test_help_and_usage_keep_their_exit_codes(capsys: pytest.CaptureFixture[str]
     assert code == 2 and "Commands" in out
 
 
-def test_the_real_command_prints_the_one_line(cli_env: dict[str, str]) -> None:
-    """As a user runs it, in its own process: the variable named, no traceback."""
-    done = subprocess.run(
+def index_notes(cli_env: dict[str, str], **variables: str) -> subprocess.CompletedProcess[str]:
+    """`hopgraph index` of the notes folder as a user runs it, in its own process, with `variables` set."""
+    return subprocess.run(
         [sys.executable, "-m", "hopgraph", "index", str(NOTES)],
-        env={**cli_env, "HOPGRAPH_TIMEOUT": "abc"},
+        env={**cli_env, **variables},
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+def test_the_real_command_prints_the_one_line(cli_env: dict[str, str]) -> None:
+    """As a user runs it, in its own process: the variable named, no traceback."""
+    done = index_notes(cli_env, HOPGRAPH_TIMEOUT="abc")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
         "error: HOPGRAPH_TIMEOUT='abc' is not valid: input should be a valid number, unable to parse string "
@@ -311,14 +316,7 @@ def test_a_misspelt_variable_is_named_once_with_the_setting_it_resembles(
 
 
 def test_the_real_command_prints_the_warning_line(cli_env: dict[str, str]) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "hopgraph", "index", str(NOTES)],
-        env={**cli_env, "HOPGRAPH_TIMOUT": "30", "HOPGRAPH_CHUNK_SIZE": "0"},  # the second stops it early
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = index_notes(cli_env, HOPGRAPH_TIMOUT="30", HOPGRAPH_CHUNK_SIZE="0")  # the second stops it early
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
         "HOPGRAPH_TIMOUT is not a hopgraph setting and is ignored; did you mean HOPGRAPH_TIMEOUT?",
