@@ -225,14 +225,10 @@ def kill_check(method: str, limit: int, concurrency: int) -> bool:
 
 
 def _result_lines(results: Path) -> int:
-    """Whole result lines written so far (a line being written is not counted)."""
-    if not results.exists():
-        return 0
-    return sum(
-        1
-        for line in results.read_bytes().splitlines(keepends=True)
-        if b'"type": "result"' in line and line.endswith(b"\n")
-    )
+    """Whole result lines written so far (the runner's own reader leaves out a line being written)."""
+    from evals.runner import read_records
+
+    return sum(r["type"] == "result" for r in read_records(results)) if results.exists() else 0
 
 
 def run_tree(tree: Path, args: argparse.Namespace, base_url: str, method: str, concurrency: int) -> dict:
