@@ -113,6 +113,12 @@ def stream_run(graph: Any, question: str, context: Any) -> tuple[list[str], dict
     return [node for node, _ in updates], values
 
 
+def checkpointed_path(history: list[Any]) -> list[str]:
+    """The nodes a checkpointed run scheduled, first to last, from its `get_state_history` (newest first):
+    the path a real-model test pins, so a change of path fails the test instead of skipping its checks."""
+    return [step for snapshot in reversed(history) for step in snapshot.next]
+
+
 def killed_run(module: str, function: str, *args: Any) -> None:
     """Run `module.function(*args)` (literal arguments) in a child Python process over this repository and
     check that it ended by SIGKILL, as `kill -9` would end it: how tests interrupt a build for real."""

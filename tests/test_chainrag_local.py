@@ -9,6 +9,7 @@ import pytest
 from evals.metrics import exact_match
 from hopgraph import Settings, build_graph, index_corpus
 from tests import two_hop
+from tests.scripted import checkpointed_path
 
 
 @pytest.mark.llm
@@ -21,7 +22,7 @@ def test_chainrag_rewrites_the_second_sub_question_with_the_first_answer_and_rea
     out = graph.invoke({"question": two_hop.BRIDGE}, config, context={"index": "two_hop-chainrag"})
 
     history = list(graph.get_state_history(config))
-    ran = [step for snapshot in reversed(history) for step in snapshot.next]
+    ran = checkpointed_path(history)
     # the greedy path (pinned): two sub-questions, each prepared (the second rewritten), seeded, expanded
     # and judged sufficient before its answer, then the integration
     per_sub_question = ["prepare", "seed", "expand", "judge", "answer_sub"]

@@ -10,6 +10,7 @@ from evals.steps import thread_steps
 from hopgraph import Settings, build_graph, services_for
 from nodes.retrieve import search_evidence
 from prompts import ircot
+from tests.scripted import checkpointed_path
 from tests.two_hop import BRIDGE, BRIDGE_ANSWER, bridge_hops
 
 
@@ -22,7 +23,7 @@ def test_ircot_reaches_the_second_hop_through_its_chain_of_thought(
     out = graph.invoke({"question": BRIDGE}, config, context={"index": two_hop_index})
 
     history = list(graph.get_state_history(config))
-    ran = [step for snapshot in reversed(history) for step in snapshot.next]
+    ran = checkpointed_path(history)
     # the greedy path (pinned, so a change of path fails here instead of skipping checks): two retrieval
     # rounds, the second sentence of the chain says "answer is", then the reader
     assert ran == ["__start__", "retrieve", "reason", "retrieve", "reason", "generate"]

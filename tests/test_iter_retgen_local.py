@@ -12,6 +12,7 @@ from graphs.iter_retgen.steps import joined_query
 from hopgraph import Settings, build_graph
 from nodes.retrieve import search_evidence
 from prompts import answer, ircot
+from tests.scripted import checkpointed_path
 from tests.two_hop import BRIDGE, BRIDGE_FIRST
 
 
@@ -24,7 +25,7 @@ def test_iter_retgen_searches_with_each_chain_of_thought_and_answers_from_the_la
     out = graph.invoke({"question": BRIDGE}, config, context={"index": two_hop_index})
 
     history = list(graph.get_state_history(config))
-    ran = [step for snapshot in reversed(history) for step in snapshot.next]
+    ran = checkpointed_path(history)
     rounds = history[0].values["rounds"]
     # the greedy path (pinned, so a change of path fails here instead of skipping checks): two iterations,
     # the second chain the same as the first, so the next query would repeat (a fixed point)

@@ -12,6 +12,7 @@ from evals.metrics import exact_match
 from hopgraph import Settings, build_graph, index_corpus
 from hopgraph.cli import SAMPLE_CORPUS
 from tests import two_hop
+from tests.scripted import checkpointed_path
 
 
 @pytest.mark.llm
@@ -25,7 +26,7 @@ def test_multimeta_filters_by_the_source_the_question_names_and_answers_from_it(
     out = graph.invoke({"question": two_hop.SOURCE_NAMED}, config, context={"index": "two_hop-multimeta"})
 
     history = list(graph.get_state_history(config))
-    ran = [step for snapshot in reversed(history) for step in snapshot.next]
+    ran = checkpointed_path(history)
     assert ran == ["__start__", "extract_metadata", "retrieve", "rerank", "generate"]
     state = history[0].values
     # the greedy path (pinned): the LLM's filter names the source, as the matcher does

@@ -9,6 +9,7 @@ import pytest
 from evals.metrics import exact_match
 from hopgraph import Settings, build_graph, services_for
 from nodes.retrieve import search_evidence
+from tests.scripted import checkpointed_path
 from tests.two_hop import BRIDGE, BRIDGE_ANSWER, bridge_hops
 
 
@@ -21,7 +22,7 @@ def test_resp_plans_a_sub_question_that_reaches_the_second_hop(
     out = graph.invoke({"question": BRIDGE}, config, context={"index": two_hop_index})
 
     history = list(graph.get_state_history(config))
-    ran = [step for snapshot in reversed(history) for step in snapshot.next]
+    ran = checkpointed_path(history)
     # the greedy path (pinned, so a change of path fails here instead of skipping checks): round 1 judged
     # insufficient, a plan, round 2 judged sufficient, then the generator
     round_steps = ["retrieve", "summarize", "judge"]

@@ -10,6 +10,7 @@ from graphs.treehop.model import CheckpointError, load_checkpoint
 from hopgraph import Settings, build_graph, services_for
 from hopgraph.providers import SHIPPED_TREEHOP
 from nodes.retrieve import search_evidence
+from tests.scripted import checkpointed_path
 from tests.two_hop import BRIDGE, BRIDGE_FIRST
 
 
@@ -22,7 +23,7 @@ def test_treehop_hops_from_its_updated_query_embeddings_to_chunks_the_question_d
     out = graph.invoke({"question": BRIDGE}, config, context={"index": two_hop_index})
 
     history = list(graph.get_state_history(config))
-    ran = [step for snapshot in reversed(history) for step in snapshot.next]
+    ran = checkpointed_path(history)
     assert ran == ["__start__", "embed", "hop", "hop", "hop", "generate"]  # the default three hops
     tree = out["tree"]
     assert {node["status"] for node in tree} <= {"expanded", "last_hop", "redundant", "layer_top_k"}
