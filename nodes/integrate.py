@@ -107,7 +107,7 @@ class Integrate:
                 (sub["question"], sub["answer"] if sub["answered"] else None)
                 for sub in state.get("solved", [])
             ]
-            asked = integrate.messages(question, steps)
+            asked = integrate.messages(question, steps, unanswerable=ctx.unanswerable)
             reply = self.llm.complete(
                 "generator", asked, max_tokens=ctx.max_answer_tokens, guard=integrate.GUARD
             )

@@ -122,6 +122,7 @@ def rendered_prompts() -> dict[str, str]:
         "answer": answer.messages(QUESTION, EVIDENCE),
         "answer, unanswerable": answer.messages(QUESTION, EVIDENCE, unanswerable=True),
         "integrate": integrate.messages(QUESTION, steps),
+        "integrate, unanswerable": integrate.messages(QUESTION, steps, unanswerable=True),
         "reader judge": reader.judge_messages(EVIDENCE, QUESTION),
         "reader answer": reader.answer_messages(EVIDENCE, QUESTION, notes="On 'x': y"),
         "decompose": decompose.messages(QUESTION),

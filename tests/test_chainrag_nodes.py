@@ -227,6 +227,30 @@ def test_answer_integration_uses_only_sub_questions_and_answers() -> None:
     assert "Cincinnati, Ohio" not in model.prompts[0]
 
 
+def refuse_when_offered(prompt: str) -> str:
+    """A scripted integrator that refuses whenever the prompt offers the refusal."""
+    return answer.UNANSWERABLE if answer.UNANSWERABLE in prompt else "Cincinnati"
+
+
+def test_answer_integration_may_refuse_where_refusals_are_kept() -> None:
+    """Under `unanswerable` (MultiHop-RAG's null queries) AnsInt is offered the reader's refusal, and with
+    the refusal check off that refusal is the final answer: neither the contexts nor a check are read."""
+    llm, model = scripted_gateway(refuse_when_offered)
+    ctx = ChainRAGContext(unanswerable=True, refusal_check=False)
+    update = Integrate(llm, LengthReranker(), ChainRAGContext)(solved_state(), Runtime(context=ctx))
+    assert "2. Where was Steven Spielberg born? -> Cincinnati" in model.prompts[0]
+    assert answer.is_refusal(update["answer"]) and update["answer_outcome"] == "unanswerable"
+    assert len(model.prompts) == 1
+
+
+def test_answer_integration_is_not_offered_a_refusal_otherwise() -> None:
+    llm, model = scripted_gateway(refuse_when_offered)
+    update = Integrate(llm, LengthReranker(), ChainRAGContext)(
+        solved_state(), Runtime(context=ChainRAGContext(refusal_check=False))
+    )
+    assert answer.UNANSWERABLE not in model.prompts[0] and update["answer"] == "Cincinnati"
+
+
 def test_context_integration_reads_every_item_past_the_word_limit_best_first() -> None:
     """CxtInt as the paper runs it: the word limit bounds each sub-question's expansion, not what CxtInt
     reads; every gathered item goes to the reader, in the reranker's order."""
