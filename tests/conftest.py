@@ -41,6 +41,39 @@ MODEL_DIR = Path(
 os.environ.setdefault("HOPGRAPH_MODEL_DIR", str(MODEL_DIR))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test marked `llm` goes into one xdist group, so under `-n 2 --dist loadgroup`
+    (scripts/test.sh) the real-model tests run one after another on one worker while the other worker
+    runs the rest: two llama.cpp instances at once on CI's two cores thrash, each slower than both in
+    turn. Without xdist (plain `pytest`, or `-p no:xdist`) nothing is added and the run stays serial."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("llm") is not None:
+            item.add_marker(pytest.mark.xdist_group("llm"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before the xdist worker's hook that sends the test ids to the controller
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The xdist group carried in each grouped test's id, as `--dist loadgroup` reads it (`ID@GROUP`).
+
+    pytest-xdist 3.8.0 writes the suffix into `item._nodeid`, which pytest 9.2 no longer reads (its ids
+    are structured now: pytest-dev/pytest-xdist#1386), so the groups were silently dropped and the `llm`
+    tests spread over both workers. Where xdist's own suffix did not take, it is set here; a run in which
+    neither works stops at once rather than running the real-model tests side by side."""
+    if not getattr(session.config.option, "loadgroup", False):  # set in xdist's workers under loadgroup
+        return
+    for item in session.items:
+        marks = item.iter_markers("xdist_group")
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks})
+        suffix = f"@{'_'.join(groups)}"
+        if groups and not item.nodeid.endswith(suffix):
+            item._id = type(item._id).parse(item.nodeid + suffix)  # pytest >= 9.2: the id is structured
+        if groups and not item.nodeid.endswith(suffix):
+            raise pytest.UsageError(f"{item.nodeid}: could not put it in xdist group {suffix[1:]}")
+
+
 @pytest.fixture(scope="session")
 def gguf_path() -> Path:
     return ensure_gguf(MODEL_DIR)
