@@ -18,6 +18,13 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# No terminal size from the environment the test process started with: hopgraph.cli's console (made at
+# import, below) would keep that width for the whole session, and the tests that set COLUMNS=200 would see
+# their lines wrapped. A pytest-xdist worker always starts with COLUMNS=80 and LINES=24: pytest imports
+# readline in the controller, and GNU readline exports the two there, at the C level, where Python's
+# os.environ of a serial run never sees them but every process started afterwards inherits them.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS
