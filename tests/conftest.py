@@ -8,6 +8,7 @@ test.
 from __future__ import annotations
 
 import os
+import random
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,10 +131,43 @@ def spacy_nlp(services: Services) -> Any:
     return services.nlp
 
 
+def _port_range() -> range:
+    """Ports for free_port(): 10000 up to the kernel's ephemeral range (ip_local_port_range, 32768-60999
+    by default), from which every bind to port 0 (the stub servers here) and every outgoing connection
+    takes its port; all non-ephemeral ports from 10000 up where that range starts lower."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(10000, low) if low - 10000 >= 2000 else range(max(high + 1, 10000), 65536)
+
+
+_GIVEN_PORTS: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port of 127.0.0.1 that nothing listens on now, for a server a test starts (or names as one that
+    nobody answers at): the server binds it a moment or seconds later, so nothing else may take it first.
+
+    A port the kernel picks for a bind to port 0 is from its ephemeral range, where the next socket of any
+    process can be given it too, and under pytest-xdist two workers asking at once can each be told the
+    same one. So it is drawn instead from below that range (_port_range), where only a fixed port number
+    lands, from this xdist worker's share of it (port % workers == this worker's number), and never twice
+    in one process."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    candidates = [port for port in _port_range() if port % workers == int(worker) % workers]
+    for port in random.SystemRandom().sample(candidates, len(candidates)):  # whatever seeds `random`
+        if port in _GIVEN_PORTS:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _GIVEN_PORTS.add(port)
+        return port
+    raise RuntimeError("no free port on 127.0.0.1 below the kernel's ephemeral range")
 
 
 @pytest.fixture(scope="session")
