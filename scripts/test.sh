@@ -5,5 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/chromium.sh
 .venv/bin/ruff check .
+# -n 2 --dist loadgroup: two pytest-xdist workers, one per core; the tests marked `llm` share one xdist group
+# (tests/conftest.py), so they run in turn on one worker while the other takes the rest.
 # --durations=30: CI prints the 30 slowest tests, so where the minutes go is visible in every run
-.venv/bin/python -m pytest -q -p no:cacheprovider --durations=30 "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=30 "$@"

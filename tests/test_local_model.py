@@ -6,11 +6,14 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import HumanMessage
 
+from hopgraph import local_model
 from hopgraph.local_model import (
     GGUF_NAME,
     GGUF_SHA256,
@@ -55,6 +58,28 @@ def test_a_truncated_model_is_replaced_not_loaded(tmp_path: Path, gguf_path: Pat
     rebuilt = ensure_gguf(tmp_path)
     assert rebuilt.stat().st_size == gguf_path.stat().st_size
     assert sorted(p.name for p in tmp_path.iterdir()) == [f".{GGUF_NAME}.verified", GGUF_NAME]
+
+
+def test_assemblies_into_one_folder_take_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two assemblies into one folder at once (two test workers, two commands; here two threads, each
+    locking the folder through a descriptor of its own, as two processes do): the second waits for the
+    first and finds its model, so the 1.1 GB are written once. The assembly itself is stubbed: a half
+    second in which the other caller arrives."""
+    assembled: list[Path] = []
+
+    def assemble(parts: list[Path], model_dir: Path, target: Path, progress: object) -> None:
+        assembled.append(target)
+        time.sleep(0.5)
+        target.write_bytes(b"the model")
+
+    monkeypatch.setattr(local_model, "part_paths", lambda: [])
+    monkeypatch.setattr(local_model, "_verified", lambda target: target.is_file())
+    monkeypatch.setattr(local_model, "_assemble", assemble)
+    with ThreadPoolExecutor(2) as pool:
+        paths = list(pool.map(lambda _: ensure_gguf(tmp_path), range(2)))
+    assert paths == [tmp_path / GGUF_NAME] * 2
+    assert assembled == [tmp_path / GGUF_NAME]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [GGUF_NAME]  # no lock file beside the model
 
 
 def test_the_part_packages_are_found_without_importing_them() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -27,7 +26,10 @@ from test_naive_local import GOLD_TITLES, QUESTION
 from graphs.registry import METHODS
 from hopgraph import Settings
 
-pytestmark = [pytest.mark.server, pytest.mark.timeout(600)]
+# In the `llm` tests' xdist group (tests/conftest.py), though only two of these tests run the embedded model
+# (in the server's process): one worker starts the one server and runs the module, its model runs in turn
+# with the other real-model tests rather than beside them.
+pytestmark = [pytest.mark.server, pytest.mark.timeout(600), pytest.mark.xdist_group("llm")]
 
 LANGGRAPH = REPO / ".venv" / "bin" / "langgraph"
 STARTUP_SECONDS = 120.0
@@ -42,9 +44,11 @@ def studio(settings: Settings, sample_index: str, tmp_path_factory: pytest.TempP
     """`langgraph dev` on 127.0.0.1 over the session's data directory (index 'sample' is built there).
 
     --no-reload because other files in the repo change while tests run and a reload mid-run would drop the
-    run; no tracing or CLI analytics so the server needs no network. The in-memory runtime writes its
-    state to ./.langgraph_api (relative to the repo, where langgraph.json's paths resolve); it is removed
-    afterwards unless it was there before.
+    run; no tracing or CLI analytics so the server needs no network. The in-memory runtime keeps its state
+    in ./.langgraph_api of its working directory (and loads what it finds there on start): the server runs
+    in a folder of this test session's own whose entries link to the repo's, so langgraph.json and its
+    relative paths are the repo's own while the state stays out of the repo, where another server (a
+    second pytest-xdist worker's, another session's) would read it or delete it under this one.
     """
     tmp = tmp_path_factory.mktemp("studio")
     log = tmp / "langgraph-dev.log"
@@ -61,29 +65,28 @@ def studio(settings: Settings, sample_index: str, tmp_path_factory: pytest.TempP
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
     )
-    state_dir = REPO / ".langgraph_api"
-    state_dir_existed = state_dir.exists()
+    root = tmp / "repo"
+    root.mkdir()
+    for entry in REPO.iterdir():
+        if entry.name not in {".git", ".langgraph_api"}:
+            (root / entry.name).symlink_to(entry)
     command = [
         str(LANGGRAPH), "dev", "--no-browser", "--no-reload",
         "--host", "127.0.0.1", "--port", str(port), "--config", "langgraph.json",
     ]  # fmt: skip
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(proc, f"{url}/ok", log, "langgraph dev", STARTUP_SECONDS)
         yield url
     finally:
-        try:
-            stop(proc, log, "langgraph dev")
-            assert proc.returncode is not None
-            with pytest.raises(httpx.TransportError):
-                httpx.get(f"{url}/ok", timeout=2.0)
-        finally:
-            if not state_dir_existed:
-                shutil.rmtree(state_dir, ignore_errors=True)
+        stop(proc, log, "langgraph dev")
+        assert proc.returncode is not None
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{url}/ok", timeout=2.0)
 
 
 def _post(url: str, path: str, body: dict[str, Any], timeout: float = 30.0) -> Any:
