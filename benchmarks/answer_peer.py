@@ -31,7 +31,7 @@ from typing import Any
 
 from benchmarks.peer_scripts import SHARED, command_line, load
 from evals.metrics import exact_match, normalize_answer, token_f1
-from evals.runner import latest_results, read_records, results_path
+from evals.runner import answered_results, results_path
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph import Settings
 from hopgraph.local_model import ensure_gguf
@@ -83,11 +83,10 @@ def _pct(mean: float, low: float, high: float) -> str:
 
 def _answered(run_dir: Path, dataset: str) -> dict[str, dict[str, dict[str, Any]]]:
     """method -> question text -> its latest answered record, from one evaluation folder."""
-    path = results_path(run_dir)
-    results = latest_results(read_records(path)) if path.exists() else {}
+    results = answered_results(run_dir) if results_path(run_dir).exists() else {}
     by_method: dict[str, dict[str, dict[str, Any]]] = {}
     for (ds, method, _), record in results.items():
-        if ds == dataset and record.get("prediction") is not None:
+        if ds == dataset:
             by_method.setdefault(method, {})[record["question"]] = record
     return by_method
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from evals.runner import latest_results, read_records, results_path
+from evals.runner import answered_results
 from evals.stats import mcnemar_exact, paired_difference
 
 Record = Mapping[str, Any]
@@ -28,11 +28,9 @@ OFFICIAL = ("hits@4", "hits@10", "map@10", "mrr@10")
 
 def answered(run_dir: Path) -> dict[tuple[str, str], Record]:
     """The folder's latest answered record of each (method, question id)."""
-    records = latest_results(read_records(results_path(run_dir))).values()
     return {
-        (record["method"], str(record["question_id"])): record
-        for record in records
-        if record.get("error") is None and record.get("metrics") is not None
+        (method, str(question_id)): record
+        for (_, method, question_id), record in answered_results(run_dir).items()
     }
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks.answer_peer import DATA_FILES
 from evals.metrics import normalize_answer
-from evals.runner import latest_results, read_records, results_path
+from evals.runner import answered_results
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph.evaluate import evaluate
 
@@ -53,9 +53,7 @@ def write_planted(out: Path, limit: int) -> Path:
 def outcomes(run_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """method -> question -> {followed, read, em} of its latest answered record."""
     by_method: dict[str, dict[str, dict[str, Any]]] = {}
-    for (_, method, _), record in latest_results(read_records(results_path(run_dir))).items():
-        if record.get("prediction") is None:
-            continue
+    for (_, method, _), record in answered_results(run_dir).items():
         evidence = record.get("evidence") or []
         read = set(record.get("read") or [item["id"] for item in evidence])  # ids; empty: all evidence read
         by_method.setdefault(method, {})[record["question"]] = {

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.datasets import load_benchmark
-from evals.runner import latest_results, read_records, results_path
+from evals.runner import answered_results
 from graphs.registry import METHODS, builder, extras_for
 from hopgraph import Settings, index_corpus
 from hopgraph.evaluate import evaluate, index_name
@@ -135,7 +135,7 @@ def measure(args: argparse.Namespace, method: str, contexts: int, workdir: Path)
         ],
         check=True,
     )  # fmt: skip
-    records = [r for r in latest_results(read_records(results_path(out))).values() if r["error"] is None]
+    records = list(answered_results(out).values())
     total = {key: sum(r["llm"][key] for r in records) for key in ("calls", "prompt_tokens", "cached_tokens")}
     return Cell(
         questions=len(records),

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.metrics import exact_match
-from evals.runner import latest_results, read_records, results_path
+from evals.runner import answered_results
 from evals.stats import mcnemar_exact, paired_difference
 from prompts.answer import UNANSWERABLE
 
@@ -100,11 +100,9 @@ def method_rows(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def report(run_dir: Path) -> str:
     """Every method's lines, from the folder's latest answered records."""
-    records = latest_results(read_records(results_path(run_dir))).values()
     by_method: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for record in records:
-        if record.get("error") is None and record.get("metrics") is not None:
-            by_method[record["method"]].append(record)
+    for record in answered_results(run_dir).values():
+        by_method[record["method"]].append(record)
     out = []
     for method, rows in sorted(by_method.items()):
         rows.sort(key=lambda record: str(record["question_id"]))

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.runner import latest_results, read_records, results_path
+from evals.runner import answered_results
 from evals.stats import bootstrap_ci, paired_difference
 from hopgraph import Settings
 from prompts.structured import UNREAD
@@ -60,9 +60,7 @@ def run_side(args: argparse.Namespace, side: str) -> Path:
 def outcomes(run_dir: Path) -> dict[str, dict[str, dict[str, float]]]:
     """method -> question -> what its latest answered record says (scores, cost, fallbacks, echoes)."""
     by_method: dict[str, dict[str, dict[str, float]]] = {}
-    for (_, method, _), record in latest_results(read_records(results_path(run_dir))).items():
-        if record.get("prediction") is None:
-            continue
+    for (_, method, _), record in answered_results(run_dir).items():
         llm, fallbacks = record.get("llm") or {}, record.get("fallbacks") or []
         by_method.setdefault(method, {})[record["question"]] = {
             "em": float(record["metrics"].get("em", 0.0)),

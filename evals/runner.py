@@ -184,6 +184,17 @@ def latest_results(records: Iterable[Record]) -> dict[ResultKey, Record]:
     return {(r["dataset"], r["method"], r["question_id"]): r for r in records if r.get("type") == "result"}
 
 
+def answered_results(out_dir: str | Path) -> dict[ResultKey, Record]:
+    """The latest result line of each (dataset, method, question) in the results folder `out_dir`, where it
+    was answered: what every comparison over a finished run reads. A question that failed every time has
+    only lines with an `error` (no prediction, metrics or evidence) and is left out."""
+    return {
+        key: record
+        for key, record in latest_results(read_records(results_path(out_dir))).items()
+        if record["error"] is None
+    }
+
+
 def recorded_run_name(out_dir: str | Path) -> str | None:
     """The run name the first run in `out_dir` chose, so a resumed run finds its checkpointed threads."""
     path = results_path(out_dir)

@@ -33,6 +33,7 @@ from evals.runner import (
     MethodSettings,
     ResultsError,
     _method_context,
+    answered_results,
     latest_results,
     ranked_evidence,
     read_records,
@@ -437,6 +438,8 @@ def test_a_failed_question_is_recorded_and_retried_on_the_next_run(
     assert failed[0]["error"] == "ValueError: scripted failure on question q2?"
     assert failed[0]["metrics"] is None and failed[0]["prediction"] is None
     assert seen[-1]["m"].failed == 1 and seen[-1]["m"].answered == 3
+    # what the comparisons read: the answered questions only, the failed one left out until answered
+    assert sorted(key[2] for key in answered_results(out)) == ["q1", "q3", "q4"]
 
     run_scripted(out, {"m": script}, saver)  # the same graph object: its fault has been used up
     lines = results(path)
@@ -445,6 +448,7 @@ def test_a_failed_question_is_recorded_and_retried_on_the_next_run(
     final = latest_results(read_records(path))
     assert len(final) == 4 and all(r["error"] is None for r in final.values())
     assert final[("toy", "m", "q2")]["source"] == "resumed"
+    assert answered_results(out) == final
     assert script.calls["retrieve"] == 4  # q2 resumed at `generate`
 
 

@@ -30,7 +30,7 @@ def result(method: str, question: str, prediction: str, read_titles: list[str], 
     return {
         "type": "result", "dataset": "hotpotqa", "method": method, "question_id": question,
         "question": question, "prediction": prediction, "evidence": [*evidence, unread],
-        "read": [item["id"] for item in evidence], "metrics": {"em": em},
+        "read": [item["id"] for item in evidence], "metrics": {"em": em}, "error": None,
     }  # fmt: skip
 
 
