@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -63,15 +64,41 @@ class _LazyEmbedder:
     """
 
     backend = "sentence-transformers"
+    # Queries remembered (`embed` of one text): a few hundred vectors of 384 floats, under a megabyte.
+    REMEMBERED_QUERIES = 512
 
     def __init__(self, name: str) -> None:
         self.name = name
         self._loaded: Any = None
         self._dimension: int | None = None
         self._lock = threading.Lock()
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
 
     def _load(self) -> Any:
         raise NotImplementedError
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of `texts`, in their order. The vector of a single text (a query) is remembered, the
+        latest REMEMBERED_QUERIES of them: ChainRAG embeds each sub-question to pre-filter sentences, again
+        to rerank them and again at every expansion step, so a sub-question cost a model pass each time
+        (about 21 ms of CPU with ONNX fp32) for the same vector."""
+        if len(texts) != 1:
+            return self._embed(texts)
+        (text,) = texts
+        with self._queries_lock:
+            if text in self._queries:
+                self._queries.move_to_end(text)
+                return self._queries[text][None, :].copy()
+        vectors = self._embed(texts)
+        with self._queries_lock:
+            self._queries[text] = vectors[0].copy()
+            if len(self._queries) > self.REMEMBERED_QUERIES:
+                self._queries.popitem(last=False)
+        return vectors
 
     @property
     def _model(self) -> Any:
@@ -111,7 +138,7 @@ class SentenceTransformerEmbedder(_LazyEmbedder):
         model.max_seq_length = min(512, model.tokenizer.model_max_length)
         return model
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str]) -> np.ndarray:
         model = self._model
         with self._lock:  # torch inference from several graph threads at once only thrashes 2 cores
             vectors = model.encode(
@@ -141,7 +168,7 @@ class FlagEmbedder(_LazyEmbedder):
             ) from exc
         return FlagModel(embedding_path(self.name), pooling_method="mean", use_fp16=False, devices="cpu")
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str]) -> np.ndarray:
         vectors = self._model.encode(texts, batch_size=64, convert_to_numpy=True)
         vectors = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
@@ -173,7 +200,7 @@ class OnnxEmbedder(_LazyEmbedder):
         folder = ensure_export(self._models_path, self.name)
         return _OnnxModel(folder / ONNX_FILES[self.backend], Path(embedding_path(self.name)))
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str]) -> np.ndarray:
         return self._model.embed(texts)  # no lock: the model runs concurrent callers side by side
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:

@@ -269,3 +269,34 @@ def test_a_failed_run_reaches_its_caller_only_and_frees_its_core() -> None:
     with pytest.raises(RuntimeError, match="failed on this batch"):
         embedder.embed([*SENTENCES[:3], failing])
     assert embedder.embed(SENTENCES[:2]).shape == (2, 384) and watched.in_flight == 0
+
+
+def test_a_query_is_embedded_once_while_it_is_among_the_latest_remembered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ChainRAG embeds a sub-question to pre-filter, to rerank and at each expansion step: one model pass."""
+    embedder = OnnxEmbedder(NAME, "onnx", MODEL_DIR)  # its own, with nothing remembered yet
+    passes: list[list[str]] = []
+    model_pass = embedder._embed
+
+    def counted(texts: list[str]) -> np.ndarray:
+        passes.append(list(texts))
+        return model_pass(texts)
+
+    monkeypatch.setattr(embedder, "_embed", counted)
+    monkeypatch.setattr(embedder, "REMEMBERED_QUERIES", 2)
+    first = embedder.embed([SENTENCES[0]])
+    again = embedder.embed([SENTENCES[0]])
+    assert passes == [[SENTENCES[0]]] and again.shape == (1, 384) and again.dtype == np.float32
+    np.testing.assert_array_equal(again, first)
+    again[0, 0] = 9.0  # a caller's copy: what is remembered stays as computed
+    assert embedder.embed([SENTENCES[0]])[0, 0] == first[0, 0] and len(passes) == 1
+
+    # several texts (chunks, sentences at build time) are computed every time, to the same vectors
+    batch = embedder.embed(SENTENCES[:2])
+    assert passes[-1] == SENTENCES[:2] and float(batch[0] @ first[0]) > 0.9999
+    # past the two latest, the oldest query is computed again
+    embedder.embed([SENTENCES[1]])
+    embedder.embed([SENTENCES[2]])
+    embedder.embed([SENTENCES[0]])
+    assert passes[-3:] == [[SENTENCES[1]], [SENTENCES[2]], [SENTENCES[0]]]
