@@ -23,16 +23,30 @@ PIP=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 "${PIP[@]}" torch==2.13.0
 
 # llama.cpp's CPU flags (FLAGS, VARIANT): shared with scripts/llama_server.sh. The wheel is kept outside the
-# repo, per variant, so fresh clones on the same machine reuse it (about 6 minutes to build on 2 cores).
-# LLAVA_BUILD=OFF: without the multimodal library (mtmd), which hopgraph never loads (llama-cpp-python imports
-# it only for its image chat handlers): 22% less CPU to build (734 s against 942 s, measured 2026-11-27).
+# repo, per variant and recipe, so fresh clones on the same machine reuse it (about 3 minutes to build on 2
+# cores). Only the libraries llama-cpp-python loads are built, llama and ggml: its CMakeLists forces
+# llama.cpp's `common` library on and builds the multimodal library (mtmd, LLAVA_BUILD) by default, and it
+# loads neither outside its image chat handlers, which hopgraph never uses. With both off the build took 366 s
+# of CPU against 942 s (the same flags, this 2-core machine, 2026-11-27). The forced line is switched off in
+# the downloaded source, and a source where it still reads ON stops the setup rather than building it all.
 source scripts/llama_cpu_flags.sh
-WHEELS="$WHEELS/$VARIANT"
+WHEELS="$WHEELS/$VARIANT-core"
 if ! ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then
   echo "hopgraph: building llama-cpp-python 0.3.36 ($VARIANT CPU build, a few minutes, once per machine)"
   mkdir -p "$WHEELS"
+  SOURCE=$(mktemp -d)
+  trap 'rm -rf "$SOURCE"' EXIT
+  .venv/bin/python -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: \
+    llama-cpp-python==0.3.36 -d "$SOURCE"
+  tar -xzf "$SOURCE"/llama_cpp_python-0.3.36.tar.gz -C "$SOURCE"
+  CMAKELISTS="$SOURCE"/llama_cpp_python-0.3.36/CMakeLists.txt
+  sed -i 's/set(LLAMA_BUILD_COMMON ON CACHE BOOL \(.*\) FORCE)/set(LLAMA_BUILD_COMMON OFF CACHE BOOL \1 FORCE)/' "$CMAKELISTS"
+  if grep -q "LLAMA_BUILD_COMMON ON" "$CMAKELISTS"; then
+    echo "hopgraph: llama-cpp-python's CMakeLists.txt no longer reads as scripts/setup.sh expects" >&2
+    exit 1
+  fi
   CMAKE_ARGS="$FLAGS -DLLAVA_BUILD=OFF" .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps \
-    --no-cache-dir llama-cpp-python==0.3.36 -w "$WHEELS"
+    --no-cache-dir "$SOURCE"/llama_cpp_python-0.3.36 -w "$WHEELS"
 fi
 # Under the versions the suite last passed with (scripts/constraints.txt): a fresh machine gets that set, not
 # whatever the index released since.
