@@ -16,21 +16,21 @@ from nodes.llm import LLMGateway, RoleModel
 
 pytestmark = pytest.mark.llm
 
-READER = "Read the numbered passages and answer about them, using only what they say. " * 8
+READER = "Read the numbered passages and answer about them, using only what they say. " * 3
 PASSAGE = "Passages:\n[1] Paris is the capital of France. It lies on the Seine.\n\n"
 # Roles whose prompts share nothing but the chat template's first tokens, as a decomposer's and a judge's
 # do, each long enough that a reused prefix is unmistakable; and a reader that opens as the judge does.
 PROMPTS = {
     "decomposer": [
-        SystemMessage("Split a question into the simpler questions it depends on. " * 8),
+        SystemMessage("Split a question into the simpler questions it depends on. " * 3),
         HumanMessage("Who directed the film that won Best Picture in 1998?"),
     ],
     "judge": [
-        SystemMessage("Decide whether the passage helps answer the question; reply Yes or No. " * 8),
+        SystemMessage("Decide whether the passage helps answer the question; reply Yes or No. " * 3),
         HumanMessage("Passage: Paris is the capital of France. Question: capital of France?"),
     ],
     "generator": [
-        SystemMessage("Answer the question in a few words from what you know. " * 8),
+        SystemMessage("Answer the question in a few words from what you know. " * 3),
         HumanMessage("What is the capital of Italy?"),
     ],
     "sufficiency": [

@@ -49,7 +49,7 @@ def test_naive_answers_from_the_sample_corpus_and_checkpoints_every_step(
 def test_a_repeated_prompt_prefix_is_reused_by_llama_cpp(settings: Settings, sample_index: str) -> None:
     """Same passages, a different question: llama.cpp re-evaluates only the changed tail of the prompt."""
     graph = build_graph("naive", settings, checkpointer=False)
-    context = {"index": sample_index, "top_k": 3, "retrieval_mode": "bm25"}
+    context = {"index": sample_index, "top_k": 1, "retrieval_mode": "bm25"}
     first = graph.invoke({"question": "Cybertruck pedestrians safety?"}, context=context)
     second = graph.invoke({"question": "Cybertruck pedestrians safety"}, context=context)
     assert [e["id"] for e in first["evidence"]] == [e["id"] for e in second["evidence"]]
