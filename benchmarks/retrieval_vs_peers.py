@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.peer_scripts import END_OF_PEER
 from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, QAExample, load_benchmark
 from evals.gold import GoldEvidence
 from evals.metrics import (
@@ -49,7 +50,6 @@ from nodes.integrate import rerank
 from stores.index import Hit
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
-PEERS = DATA.parents[1] / "peers"
 KS = (4, 10, 20)
 FULL_KS = (5, 20)
 # MultiHop-RAG's own metrics, under the keys evals.metrics.multihop_rag_official and the peers give them,
@@ -65,26 +65,12 @@ OFFICIAL = {
 BUDGETS = {4_000: "recall@4", 10_000: "recall@10"}
 
 
-# Runs each peer script in turn in one interpreter, as `python SCRIPT CORPUS QUERIES` would, with a line
-# after each naming it: the BM25 peer imports the dense peer's module (chromadb, sentence-transformers and
-# torch), so a second interpreter only paid those imports again (about 10 s of CPU).
-PEERS_IN_ONE_PROCESS = """
-import runpy, sys
-corpus, queries, *scripts = sys.argv[1:]
-for script in scripts:
-    sys.argv = [script, corpus, queries]
-    runpy.run_path(script, run_name="__main__")
-    print(END_OF_PEER + script, flush=True)
-"""
-END_OF_PEER = "hopgraph: end of peer "
-
-
 def run_peers(scripts: Sequence[str], corpus: Path, queries: Path) -> list[dict[str, float]]:
-    """Each peer script's result (the JSON its last line prints), in the order of `scripts`."""
-    paths = [str(PEERS / script) for script in scripts]
-    code = f"END_OF_PEER = {END_OF_PEER!r}\n{PEERS_IN_ONE_PROCESS}"
+    """Each peer script's result (the JSON its last line prints), in the order of `scripts`, all run in one
+    interpreter (benchmarks.peer_scripts)."""
     out = subprocess.run(
-        [sys.executable, "-c", code, str(corpus), str(queries), *paths],
+        [sys.executable, "-m", "benchmarks.peer_scripts", str(corpus), str(queries), *scripts],
+        cwd=Path(__file__).resolve().parents[1],
         capture_output=True,
         text=True,
         check=True,
