@@ -503,7 +503,8 @@ def process_model(key: tuple[str, ...], build: Callable[[], Any]) -> Any:
     A model's weights depend only on what `key` holds (the backend, the model, where it is read from), not
     on the data directory or the LLM, so settings that differ in those alone (a second index folder, an
     evaluation's own settings, every test's data directory) need not load it again: about 0.4 s of CPU for
-    the ONNX embedder and 0.9 s for spaCy each time on 2 cores. A loaded model is only read from.
+    the ONNX embedder and 0.9 s for spaCy each time on 2 cores. Their weights are only read, and what the
+    embedder remembers (its latest queries, under a lock) is the same whichever settings asked.
     """
     with _PROCESS_MODELS_LOCK:
         if key not in _PROCESS_MODELS:
