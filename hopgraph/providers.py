@@ -493,23 +493,29 @@ def build_chat_model(role: RoleSettings, settings: Settings) -> RoleModel:
     )
 
 
-_PROCESS_MODELS: dict[tuple[str, ...], Any] = {}
-_PROCESS_MODELS_LOCK = threading.Lock()
+class BuiltOnce:
+    """Values built on first request and kept: concurrent first requests wait for the one build instead of
+    loading twice (re-entrant, so a build may ask for another value)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.built: dict[Any, Any] = {}
+
+    def __call__(self, key: Any, build: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key not in self.built:
+                self.built[key] = build()
+            return self.built[key]
 
 
-def process_model(key: tuple[str, ...], build: Callable[[], Any]) -> Any:
-    """The model `key` names, built once per process and shared by every Services that asks for it.
+process_model = BuiltOnce()
+"""The models of this process, shared by every Services that asks for one under the same key.
 
-    A model's weights depend only on what `key` holds (the backend, the model, where it is read from), not
-    on the data directory or the LLM, so settings that differ in those alone (a second index folder, an
-    evaluation's own settings, every test's data directory) need not load it again: about 0.4 s of CPU for
-    the ONNX embedder and 0.9 s for spaCy each time on 2 cores. Their weights are only read, and what the
-    embedder remembers (its latest queries, under a lock) is the same whichever settings asked.
-    """
-    with _PROCESS_MODELS_LOCK:
-        if key not in _PROCESS_MODELS:
-            _PROCESS_MODELS[key] = build()
-        return _PROCESS_MODELS[key]
+A model's weights depend only on what its key holds (the backend, the model, where it is read from), not on
+the data directory or the LLM, so settings that differ in those alone (a second index folder, an
+evaluation's own settings, every test's data directory) need not load it again: about 0.4 s of CPU for the
+ONNX embedder and 0.9 s for spaCy each time on 2 cores. Their weights are only read, and what the embedder
+remembers (its latest queries, under a lock) is the same whichever settings asked."""
 
 
 class Services:
@@ -518,15 +524,8 @@ class Services:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._lock = threading.RLock()
-        self._built: dict[str, Any] = {}
-
-    def _shared(self, key: str, build: Callable[[], Any]) -> Any:
-        """Build `key` once; the lock makes concurrent first uses wait instead of loading twice."""
-        with self._lock:
-            if key not in self._built:
-                self._built[key] = build()
-            return self._built[key]
+        self._shared = BuiltOnce()
+        self._built = self._shared.built  # what is built so far (tests replace a part here)
 
     @property
     def embedder(self) -> _LazyEmbedder:
