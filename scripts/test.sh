@@ -2,8 +2,14 @@
 # Set up (first run only), then lint and run the whole test suite, real models included.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Debian's chromium installs while the set-up runs (apt waits on the mirror and dpkg, the set-up mostly on
+# the compiler); its output is printed once both are done.
+CHROMIUM_LOG=$(mktemp)
+bash scripts/chromium.sh >"$CHROMIUM_LOG" 2>&1 &
+CHROMIUM=$!
 bash scripts/setup.sh
-bash scripts/chromium.sh
+wait "$CHROMIUM"
+cat "$CHROMIUM_LOG" && rm -f "$CHROMIUM_LOG"
 .venv/bin/ruff check .
 # -n 2 --dist loadgroup: two pytest-xdist workers, one per core; the tests marked `llm` share one xdist group
 # (tests/conftest.py), so they run in turn on one worker while the other takes the rest.
