@@ -29,21 +29,21 @@ PIP=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 source scripts/llama_cpu_flags.sh
 WHEELS="$WHEELS/$VARIANT-core"
 LLAMA_CPP=llama_cpp_python-0.3.36  # the pinned release, as its sdist and wheels are named
+# Run in a subshell of its own (below): its variables and its clean-up trap end with it.
 build_llama_cpp() {
-  local source cmakelists
-  source=$(mktemp -d)
-  trap 'rm -rf "$source"' EXIT
+  SOURCE=$(mktemp -d)
+  trap 'rm -rf "$SOURCE"' EXIT
   .venv/bin/python -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: \
-    "${LLAMA_CPP/-/==}" -d "$source"
-  tar -xzf "$source/$LLAMA_CPP.tar.gz" -C "$source"
-  cmakelists="$source/$LLAMA_CPP/CMakeLists.txt"
-  sed -i 's/set(LLAMA_BUILD_COMMON ON CACHE BOOL \(.*\) FORCE)/set(LLAMA_BUILD_COMMON OFF CACHE BOOL \1 FORCE)/' "$cmakelists"
-  if grep -q "LLAMA_BUILD_COMMON ON" "$cmakelists"; then
+    "${LLAMA_CPP/-/==}" -d "$SOURCE"
+  tar -xzf "$SOURCE/$LLAMA_CPP.tar.gz" -C "$SOURCE"
+  CMAKELISTS="$SOURCE/$LLAMA_CPP/CMakeLists.txt"
+  sed -i 's/set(LLAMA_BUILD_COMMON ON CACHE BOOL \(.*\) FORCE)/set(LLAMA_BUILD_COMMON OFF CACHE BOOL \1 FORCE)/' "$CMAKELISTS"
+  if grep -q "LLAMA_BUILD_COMMON ON" "$CMAKELISTS"; then
     echo "hopgraph: llama-cpp-python's CMakeLists.txt no longer reads as scripts/setup.sh expects" >&2
     exit 1
   fi
   CMAKE_ARGS="$FLAGS -DLLAVA_BUILD=OFF" .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps \
-    --no-cache-dir "$source/$LLAMA_CPP" -w "$WHEELS"
+    --no-cache-dir "$SOURCE/$LLAMA_CPP" -w "$WHEELS"
 }
 # The build runs beside the installs: compiling keeps both cores busy, while installing the rest mostly
 # waits on the index and the disk, so on a fresh machine the two take little more than the build alone.
