@@ -67,12 +67,14 @@ extra = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependen
 print(" ".join(r for r in extra if not r.startswith("llama-cpp-python")))')
 # shellcheck disable=SC2086  # one requirement per word
 "${PIP[@]}" -c scripts/constraints.txt -e ".[studio,postgres,dev]" $LOCAL_WITHOUT_LLAMA
-if [ -n "$BUILD" ] && ! wait "$BUILD"; then
-  cat "$BUILD_LOG" >&2
-  echo "hopgraph: building $LLAMA_CPP failed (its output above)" >&2
-  exit 1
+if [ -n "$BUILD" ]; then
+  if ! wait "$BUILD"; then
+    cat "$BUILD_LOG" >&2
+    echo "hopgraph: building $LLAMA_CPP failed (its output above)" >&2
+    exit 1
+  fi
+  rm -f "$BUILD_LOG"
 fi
-[ -z "$BUILD" ] || rm -f "$BUILD_LOG"
 "${PIP[@]}" --find-links "$WHEELS" -c scripts/constraints.txt -e ".[local,studio,postgres,dev]"
 # An older setup may have another build installed: make sure this machine's wheel is the one in use.
 "${PIP[@]}" --force-reinstall --no-deps "$(ls "$WHEELS"/$LLAMA_CPP-*.whl | head -n 1)"
