@@ -10,7 +10,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -257,8 +257,10 @@ class _OnnxModel:
         batches = [batch.tolist() for batch in np.array_split(np.array(order, dtype=np.int64), count)]
         if len(batches) == 1:
             pooled = [self._run([texts[i] for i in batches[0]])]
-        else:
-            pooled = list(self._workers.map(lambda batch: self._run([texts[i] for i in batch]), batches))
+        else:  # every batch ends before the call does, so a failed one leaves no run behind on a core
+            running = [self._workers.submit(self._run, [texts[i] for i in batch]) for batch in batches]
+            wait(running)
+            pooled = [future.result() for future in running]
         vectors = np.empty((len(texts), pooled[0].shape[1]), dtype=np.float32)
         for batch, rows in zip(batches, pooled, strict=True):
             vectors[batch] = rows

@@ -252,8 +252,8 @@ def test_one_call_spreads_its_batches_over_the_cores_in_its_order(onnx: OnnxEmbe
 
 def test_a_failed_run_reaches_its_caller_only_and_frees_its_core() -> None:
     """A batch onnxruntime fails on raises in the caller that asked for it, whether it called from a thread
-    of its own or spread its texts over the cores; every other caller gets its vectors, and later calls
-    run."""
+    of its own or spread its texts over the cores (only once the call's other batches have ended, so it
+    leaves no run behind); every other caller gets its vectors, and later calls run."""
     failing = "The volcano report could not be embedded."
     embedder, watched = _watched(fail_on="volcano")
     texts = [failing, *SENTENCES[:3]] * 2
@@ -267,7 +267,8 @@ def test_a_failed_run_reaches_its_caller_only_and_frees_its_core() -> None:
         else:
             assert future.result().shape == (1, 384)
     with pytest.raises(RuntimeError, match="failed on this batch"):
-        embedder.embed([*SENTENCES[:3], failing])
+        embedder.embed([*SENTENCES[:3], failing])  # the failing batch ends first; the other is still running
+    assert watched.in_flight == 0  # the failed call returned only after its other batch
     assert embedder.embed(SENTENCES[:2]).shape == (2, 384) and watched.in_flight == 0
 
 
