@@ -17,6 +17,10 @@ cat "$CHROMIUM_LOG" && rm -f "$CHROMIUM_LOG"
 # of CPU against 21 s with the bytecode kept (one process, 2026-11-27).
 unset PYTHONDONTWRITEBYTECODE
 # -n 2 --dist loadgroup: two pytest-xdist workers, one per core; the tests marked `llm` share one xdist group
-# (tests/conftest.py), so they run in turn on one worker while the other takes the rest.
+# (tests/conftest.py), so they run in turn on one worker while the other takes the rest. Tried against it on
+# this 2-core machine (one run each, 2026-11-27, where this layout took 17.8 to 21.0 minutes): the real-model
+# tests spread over both workers with one llama.cpp thread each (HOPGRAPH_LOCAL_N_THREADS=1, --dist load),
+# 22.4 minutes; OpenMP's passive wait (OMP_WAIT_POLICY=PASSIVE), so llama.cpp's two threads do not spin
+# while the other worker holds a core, 20.7 minutes. Neither is kept.
 # --durations=30: CI prints the 30 slowest tests, so where the minutes go is visible in every run
 .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=30 "$@"
