@@ -17,4 +17,10 @@ if [ "$(echo "$CPU_FLAGS" | grep -ow "$AVX512" | sort -u | wc -l)" = 6 ]; then
     FLAGS="$FLAGS -DGGML_AVX_VNNI=ON"
     VARIANT=avx512-avxvnni
   fi
+else
+  # AVX2 only: without ggml's repacked weight layout (the q4_K_8x8 kernels), 1,800-token prompts evaluated
+  # 16-35% faster (39.5-46.5 against 33.0-37.9 tokens/s, five alternating pairs, 2 threads) and the model
+  # loaded in 0.7 s against 1.7-1.9 s, with generation unchanged (2-core AMD EPYC, 2026-11-28). Not measured
+  # on an AVX-512 machine, so that build keeps ggml's default.
+  FLAGS="$FLAGS -DGGML_CPU_REPACK=OFF"
 fi

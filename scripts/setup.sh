@@ -26,8 +26,14 @@ PIP=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 # loads neither outside its image chat handlers, which hopgraph never uses. With both off the build took 366 s
 # of CPU against 942 s (the same flags, this 2-core machine, 2026-11-27). The forced line is switched off in
 # the downloaded source, and a source where it still reads ON stops the setup rather than building it all.
+# The llama library is compiled at -O1, ggml (every matrix product, where the model's time goes) at the
+# release -O3: llama's own sources (the model loader, the tokenizer, the graph builder, the sampler) were
+# 442 of the build's 650 compile-seconds at -O3 and 201 at -O1, while prompt evaluation, generation,
+# tokenising and grammar-constrained generation ran at the -O3 build's speed, three runs each (-O0 saved
+# 18 more compile-seconds and made tokenising 7x and grammar-constrained generation 3x slower; 2026-11-28).
 source scripts/llama_cpu_flags.sh
-WHEELS="$WHEELS/$VARIANT-core"
+# The wheel's folder names its flags (a hash of them) beside the recipe, so a change of either builds anew.
+WHEELS="$WHEELS/$VARIANT-$(printf %s "$FLAGS" | sha256sum | cut -c1-8)-core-llama-O1"
 LLAMA_CPP=llama_cpp_python-0.3.36  # the pinned release, as its sdist and wheels are named
 # Run in a subshell of its own (below): its variables and its clean-up trap end with it.
 build_llama_cpp() {
@@ -38,10 +44,13 @@ build_llama_cpp() {
   tar -xzf "$SOURCE/$LLAMA_CPP.tar.gz" -C "$SOURCE"
   CMAKELISTS="$SOURCE/$LLAMA_CPP/CMakeLists.txt"
   sed -i 's/set(LLAMA_BUILD_COMMON ON CACHE BOOL \(.*\) FORCE)/set(LLAMA_BUILD_COMMON OFF CACHE BOOL \1 FORCE)/' "$CMAKELISTS"
-  if grep -q "LLAMA_BUILD_COMMON ON" "$CMAKELISTS"; then
+  LLAMA_SRC_CMAKELISTS="$SOURCE/$LLAMA_CPP/vendor/llama.cpp/src/CMakeLists.txt"
+  if grep -q "LLAMA_BUILD_COMMON ON" "$CMAKELISTS" || ! grep -q "^add_library(llama" "$LLAMA_SRC_CMAKELISTS"; then
     echo "hopgraph: llama-cpp-python's CMakeLists.txt no longer reads as scripts/setup.sh expects" >&2
     exit 1
   fi
+  # after the release flags on each compile line, so this -O1 is the one the compiler keeps
+  echo 'target_compile_options(llama PRIVATE -O1)' >>"$LLAMA_SRC_CMAKELISTS"
   CMAKE_ARGS="$FLAGS -DLLAVA_BUILD=OFF" .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps \
     --no-cache-dir "$SOURCE/$LLAMA_CPP" -w "$WHEELS"
 }
