@@ -17,10 +17,9 @@ if [ "$(echo "$CPU_FLAGS" | grep -ow "$AVX512" | sort -u | wc -l)" = 6 ]; then
     FLAGS="$FLAGS -DGGML_AVX_VNNI=ON"
     VARIANT=avx512-avxvnni
   fi
-else
-  # AVX2 only: without ggml's repacked weight layout (the q4_K_8x8 kernels), 1,800-token prompts evaluated
-  # 16-35% faster (39.5-46.5 against 33.0-37.9 tokens/s, five alternating pairs, 2 threads) and the model
-  # loaded in 0.7 s against 1.7-1.9 s, with generation unchanged (2-core AMD EPYC, 2026-11-28). Not measured
-  # on an AVX-512 machine, so that build keeps ggml's default.
-  FLAGS="$FLAGS -DGGML_CPU_REPACK=OFF"
 fi
+# Tried and not kept (2026-11-28, AVX2 2-core AMD EPYC): -DGGML_CPU_REPACK=OFF, without ggml's repacked
+# weight layout (its q4_K_8x8 kernels). Alone it evaluated 1,800-token prompts 16-35% faster (39.5-46.5
+# against 33.0-37.9 tokens/s, five alternating pairs) and loaded the model in 0.7 s against 1.8 s, but the
+# full suite was no faster (1,241 s; 1,070-1,257 s before), and a reply generated after a reused prompt
+# prefix no longer matched the one generated from scratch (tests/test_streaming_local.py failed).
