@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 PY=$(command -v python3.11 || command -v python3)
 WHEELS=${HOPGRAPH_WHEELS:-$HOME/.cache/hopgraph/wheels}
 STAMP=.venv/.hopgraph-setup
-WANT=$(cat pyproject.toml scripts/setup.sh scripts/constraints.txt | sha256sum | cut -c1-16)
+WANT=$(cat pyproject.toml scripts/setup.sh scripts/llama_cpu_flags.sh scripts/constraints.txt | sha256sum | cut -c1-16)
 
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && .venv/bin/hopgraph model >/dev/null; then
   echo "hopgraph: already set up (.venv)"
