@@ -21,6 +21,8 @@ unset PYTHONDONTWRITEBYTECODE
 # this 2-core machine (one run each, 2026-11-27, where this layout took 17.8 to 21.0 minutes): the real-model
 # tests spread over both workers with one llama.cpp thread each (HOPGRAPH_LOCAL_N_THREADS=1, --dist load),
 # 22.4 minutes; OpenMP's passive wait (OMP_WAIT_POLICY=PASSIVE), so llama.cpp's two threads do not spin
-# while the other worker holds a core, 20.7 minutes. Neither is kept.
+# while the other worker holds a core, 20.7 minutes. Neither is kept. Nor is (2026-11-28) running the tests
+# not marked llm at nice 10: the real-model tests took 1,017 s on their worker against 1,158 (ChainRAG's 159 s
+# against 245), but the rest, starved, 1,515 s against 876, and the suite 21.9 minutes.
 # --durations=30: CI prints the 30 slowest tests, so where the minutes go is visible in every run
 .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=30 "$@"

@@ -64,34 +64,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group("llm"))
 
 
-# How much lower the CPU priority of a test not marked `llm` is than a real-model test's, under xdist (below).
-NICE_BESIDE_THE_LLM = 10
-WORKER_NICENESS = os.getpriority(os.PRIO_PROCESS, 0)
-
-
-def _renice_worker(niceness: int) -> None:
-    """Every thread of this process to `niceness` (on Linux niceness is per thread: llama.cpp's OpenMP threads
-    and onnxruntime's keep whatever their creator had). Raising it always works; lowering it back needs the
-    privilege to (root, or RLIMIT_NICE), and without it the worker keeps the higher value, as both do then."""
-    for thread in os.listdir("/proc/self/task"):
-        try:
-            os.setpriority(os.PRIO_PROCESS, int(thread), niceness)
-        except (PermissionError, ProcessLookupError):  # no privilege to lower it, or the thread has ended
-            continue
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Under xdist, a test not marked `llm` runs NICE_BESIDE_THE_LLM below the real-model tests, with what it
-    starts. llama.cpp's threads wait for each other at every step, so one of them put off by the other
-    worker stalls both: in a full suite ChainRAG's test took 245 s against 142 s alone. With the other
-    worker's tests niced, the model keeps the cores when it computes and they take the rest."""
-    if "PYTEST_XDIST_WORKER" not in os.environ or not hasattr(os, "setpriority"):
-        return
-    llm = item.get_closest_marker("llm") is not None
-    _renice_worker(WORKER_NICENESS if llm else WORKER_NICENESS + NICE_BESIDE_THE_LLM)
-
-
 @pytest.hookimpl(tryfirst=True)  # before the xdist worker's hook that sends the test ids to the controller
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The xdist group carried in each grouped test's id, as `--dist loadgroup` reads it (`ID@GROUP`).
