@@ -32,8 +32,6 @@ PIP=(.venv/bin/python -m pip install --disable-pip-version-check -q)
 # tokenising and grammar-constrained generation ran at the -O3 build's speed, three runs each (-O0 saved
 # 18 more compile-seconds and made tokenising 7x and grammar-constrained generation 3x slower; 2026-11-28).
 source scripts/llama_cpu_flags.sh
-# The wheel's folder names its flags (a hash of them) beside the recipe, so a change of either builds anew.
-WHEELS="$WHEELS/$VARIANT-$(printf %s "$FLAGS" | sha256sum | cut -c1-8)-core-llama-O1"
 LLAMA_CPP=llama_cpp_python-0.3.36  # the pinned release, as its sdist and wheels are named
 # Run in a subshell of its own (below): its variables and its clean-up trap end with it.
 build_llama_cpp() {
@@ -54,6 +52,8 @@ build_llama_cpp() {
   CMAKE_ARGS="$FLAGS -DLLAVA_BUILD=OFF" .venv/bin/python -m pip wheel --disable-pip-version-check -q --no-deps \
     --no-cache-dir "$SOURCE/$LLAMA_CPP" -w "$WHEELS"
 }
+# The wheel's folder is named by a hash of the flags and of the recipe above: a change of either builds anew.
+WHEELS="$WHEELS/$VARIANT-$({ printf %s "$FLAGS"; declare -f build_llama_cpp; } | sha256sum | cut -c1-12)"
 # The build runs beside the installs: compiling keeps both cores busy, while installing the rest mostly
 # waits on the index and the disk, so on a fresh machine the two take little more than the build alone.
 BUILD=""
