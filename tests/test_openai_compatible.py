@@ -38,7 +38,7 @@ PYTHON = REPO / ".venv" / "bin" / "python"
 MODEL = "openai:local-qwen"
 ALIAS = "local-qwen"
 STARTUP_SECONDS = 120.0
-CONTEXT = {"index": "sample", "top_k": 4}
+CONTEXT = {"index": "sample", "top_k": 2}  # every passage read is a prompt the server evaluates
 ANSWER_TIMEOUT = 300.0
 """Per-request timeout against the llama.cpp server: ~5 s idle, minutes when other sessions share the CPUs.
 With max_retries=0 a slow answer fails plainly instead of being silently re-sent."""

@@ -159,13 +159,13 @@ def test_a_stateless_run_answers_from_the_sample_index(studio: str) -> None:
         {
             "assistant_id": "naive",
             "input": {"question": QUESTION},
-            "context": {"index": "sample", "top_k": 4},
+            "context": {"index": "sample", "top_k": 2},
         },
         timeout=RUN_SECONDS,
     )
     assert "__error__" not in out, out
     assert "cybertruck" in out["answer"].lower(), out["answer"]
-    assert len(out["evidence"]) == 4
+    assert len(out["evidence"]) == 2
     assert {item["title"] for item in out["evidence"]} & GOLD_TITLES
     assert all(item["doc_id"].startswith("https://") for item in out["evidence"])
     [usage] = out["usage"]
@@ -194,7 +194,7 @@ def test_a_streamed_run_sends_the_generators_tokens_as_they_come(studio: str) ->
             {
                 "assistant_id": "naive",
                 "input": {"question": QUESTION},
-                "context": {"index": "sample", "top_k": 4},
+                "context": {"index": "sample", "top_k": 2},
                 "stream_mode": ["updates", "messages-tuple"],
             },
         )
