@@ -1,6 +1,6 @@
-"""Query decomposition end to end at its defaults but for k with the real embedded LLM, real retrieval and
-real SQLite checkpoints, on the two-hop corpus (tests/two_hop.py): the second-hop paragraph comes from a
-branch of its own."""
+"""Query decomposition end to end at its defaults with the real embedded LLM, real retrieval and real SQLite
+checkpoints, on the two-hop corpus (tests/two_hop.py): the second-hop paragraph comes from a branch of its
+own."""
 
 from __future__ import annotations
 
@@ -11,10 +11,6 @@ from hopgraph import Settings, build_graph, services_for
 from nodes.retrieve import search_evidence
 from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_SECOND, bridge_hops
 
-# Passages per sub-question: 3 of the default 5 (seed 004's top 5 is what evaluations run). The test's time is
-# the prompt tokens the model reads, about 35 a second on CI's two cores: 973 against 1,262, 27 s against 37.
-K = 3
-
 
 @pytest.mark.llm
 def test_decomposition_searches_each_sub_question_in_its_own_branch(
@@ -22,7 +18,7 @@ def test_decomposition_searches_each_sub_question_in_its_own_branch(
 ) -> None:
     graph = build_graph("decomposition", settings)
     config = {"configurable": {"thread_id": "decomposition-e2e"}}
-    out = graph.invoke({"question": BRIDGE}, config, context={"index": two_hop_index, "top_k": K})
+    out = graph.invoke({"question": BRIDGE}, config, context={"index": two_hop_index})
 
     subs = graph.get_state(config).values["sub_questions"]
     # the greedy decomposition (pinned): three sub-questions, the designer first, then where "he" was born
@@ -33,19 +29,19 @@ def test_decomposition_searches_each_sub_question_in_its_own_branch(
     branches = ("retrieve",) * len(subs)  # one step holds every branch, each checkpointed as a task
     assert ran == [("__start__",), ("decompose",), branches, ("aggregate",), ("generate",), ()]
 
-    # each branch read its own sub-question's dense top K, recorded at its hop; the paragraph that
+    # each branch read its own sub-question's dense top 5, recorded at its hop; the paragraph that
     # answers is found by the second branch, not by the question's own search
     index = services_for(settings).indexes.open(two_hop_index)
     seen: set[str] = set()
     for hop, sub in enumerate(subs, start=1):
-        found = [item["id"] for item in search_evidence(index, sub, K, hop, mode="dense")]
+        found = [item["id"] for item in search_evidence(index, sub, 5, hop, mode="dense")]
         assert [item["id"] for item in out["evidence"] if item["hop"] == hop] == [
             id_ for id_ in found if id_ not in seen
         ]
         seen.update(found)
     assert bridge_hops(out["evidence"]) == ({1}, {2})
     assert BRIDGE_SECOND not in {
-        item["doc_id"] for item in search_evidence(index, BRIDGE, K, 1, mode="dense")
+        item["doc_id"] for item in search_evidence(index, BRIDGE, 5, 1, mode="dense")
     }
 
     assert exact_match(out["answer"], [BRIDGE_ANSWER]) == 1.0, (out["answer"], subs)
