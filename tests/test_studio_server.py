@@ -37,6 +37,7 @@ RUN_SECONDS = 300.0
 TOKEN = secrets.token_urlsafe(24)
 AUTH = {"Authorization": f"Bearer {TOKEN}"}  # every request of the tests' own, as Studio sends it
 """Upper bound for one run: ~5 s on an idle machine, far more when other test sessions share the CPUs."""
+CONTEXT = {"index": "sample", "top_k": 2}  # each passage read is prompt tokens the server evaluates
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +160,7 @@ def test_a_stateless_run_answers_from_the_sample_index(studio: str) -> None:
         {
             "assistant_id": "naive",
             "input": {"question": QUESTION},
-            "context": {"index": "sample", "top_k": 2},
+            "context": CONTEXT,
         },
         timeout=RUN_SECONDS,
     )
@@ -194,7 +195,7 @@ def test_a_streamed_run_sends_the_generators_tokens_as_they_come(studio: str) ->
             {
                 "assistant_id": "naive",
                 "input": {"question": QUESTION},
-                "context": {"index": "sample", "top_k": 2},
+                "context": CONTEXT,
                 "stream_mode": ["updates", "messages-tuple"],
             },
         )
