@@ -33,6 +33,7 @@ from stores.documents import Document, load_corpus
 from stores.errors import HopgraphError
 from stores.extra_registry import extra_named, in_build_order
 from stores.index import BuildResult, IndexParams, IndexStore
+from stores.locks import taking_turns
 from stores.question_graph import JOURNAL as EDGE_JOURNAL
 from stores.question_graph import QUESTION_GRAPH, QuestionGraphParams, read_judgements
 from stores.questions import JOURNAL, QUESTIONS, QuestionParams, read_journal, written_records
@@ -164,7 +165,11 @@ def _open_saver(url: str) -> BaseCheckpointSaver:
         path = Path(url.removeprefix("sqlite:///"))
         path.parent.mkdir(parents=True, exist_ok=True)
         saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=checkpoint_serializer())
-        saver.setup()  # WAL journal
+        # Setting up a new database switches it to WAL and creates its tables, and two connections doing so
+        # at once (two fresh `eval` runs) can fail with "database is locked" before SQLite's busy wait
+        # applies: one connection sets up at a time, taking turns on the database's folder.
+        with taking_turns(path.parent):
+            saver.setup()  # WAL journal
         # In WAL mode, synchronous=NORMAL leaves a commit in the log without waiting for the disk: it survives
         # the process's death (a kill -9, which resuming needs) though not the machine's power loss, and a
         # step's writes cost 0.4 ms instead of 4 ms a commit here (a NaiveRAG question commits about ten).

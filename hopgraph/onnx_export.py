@@ -16,7 +16,6 @@ interrupted export (killed mid-write, or a failed quantisation) is redone and ne
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import inspect
 import json
@@ -25,14 +24,14 @@ import os
 import re
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from stores.errors import HopgraphError
 from stores.files import write_atomic
+from stores.locks import taking_turns
 
 EMBEDDED_EMBEDDING = "all-MiniLM-L6-v2"
 OPSET = 17
@@ -135,17 +134,10 @@ def ensure_export(models_path: Path, name: str) -> Path:
     if _recorded(folder) == wanted:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    with _exclusive(folder):
+    with taking_turns(folder):
         if _recorded(folder) != wanted:
             _export(source, folder, wanted)
     return folder
-
-
-@contextmanager
-def _exclusive(folder: Path) -> Iterator[None]:
-    with open(folder / ".lock", "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
 
 
 def _export(source: Path, folder: Path, record: dict[str, Any]) -> None:

@@ -1,0 +1,70 @@
+"""Two processes opening one new SQLite checkpoint database take turns setting it up (stop 57's CI failure).
+
+Setting up switches the new database to WAL and creates its tables; two connections doing that at once (two
+fresh `hopgraph eval` runs in tests/test_one_writer.py) sometimes failed with `database is locked`, SQLite
+refusing one of them without its busy wait. Each process opens its own connection; here threads stand in for
+processes (a connection each, and the folder lock opened anew by each), which is what the race needs.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from hopgraph.api import _open_saver
+from stores.locks import taking_turns
+
+
+def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(tmp_path: Path) -> None:
+    database = tmp_path / "checkpoints.sqlite"
+    opened = threading.Event()
+    failures: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            _open_saver(f"sqlite:///{database}")
+        except BaseException as exc:  # reported by the assertion below, not lost in the thread
+            failures.append(exc)
+        opened.set()
+
+    with taking_turns(tmp_path):
+        opener = threading.Thread(target=open_it)
+        opener.start()
+        assert not opened.wait(0.5), failures  # it waits while another holds the turn
+        assert not database.exists() or not _tables(database)
+    opener.join(timeout=30)
+    assert opened.is_set() and failures == []
+    assert _tables(database) == ["checkpoints", "writes"]
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_many_connections_setting_up_new_databases_at_once_all_succeed(tmp_path: Path) -> None:
+    """Without the turns, this test failed in two runs of three on this machine (2 cores)."""
+
+    def open_it(database: Path, start: threading.Barrier, failures: list[BaseException]) -> None:
+        start.wait()
+        try:
+            _open_saver(f"sqlite:///{database}")
+        except BaseException as exc:
+            failures.append(exc)
+
+    for round_ in range(30):
+        database = tmp_path / f"round-{round_}" / "checkpoints.sqlite"
+        database.parent.mkdir()
+        start = threading.Barrier(8)
+        failures: list[BaseException] = []
+        openers = [threading.Thread(target=open_it, args=(database, start, failures)) for _ in range(8)]
+        for opener in openers:
+            opener.start()
+        for opener in openers:
+            opener.join(timeout=60)
+        assert failures == [], (round_, failures)
+        assert _tables(database) == ["checkpoints", "writes"]
+
+
+def _tables(database: Path) -> list[str]:
+    with sqlite3.connect(database) as db:
+        rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        return [name for (name,) in rows]
