@@ -41,6 +41,7 @@ from nodes.window import estimated_tokens
 from prompts.echo import NUDGE, EchoGuard
 from prompts.structured import ReplyShape
 from stores.errors import HopgraphError
+from stores.locks import taking_turns
 from stores.redaction import redact
 
 
@@ -133,8 +134,11 @@ class ResponseCache:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT, usage TEXT)")
+        with taking_turns(path.parent):  # two runs creating one cache at once: see hopgraph.api's checkpoints
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT, usage TEXT)"
+            )
         self._lock = threading.Lock()
 
     @staticmethod

@@ -1,29 +1,43 @@
-"""Two processes opening one new SQLite checkpoint database take turns setting it up (stop 57's CI failure).
+"""Processes opening one new SQLite database of hopgraph's take turns setting it up (stop 57's CI failure).
 
-Setting up switches the new database to WAL and creates its tables; two connections doing that at once (two
-fresh `hopgraph eval` runs in tests/test_one_writer.py) sometimes failed with `database is locked`, SQLite
-refusing one of them without its busy wait. Each process opens its own connection; here threads stand in for
-processes (a connection each, and the folder lock opened anew by each), which is what the race needs.
+Setting up switches a new database to WAL and creates its tables; two connections doing that at once (two
+fresh `hopgraph eval` runs in tests/test_one_writer.py, which share the checkpoint database and the response
+cache) sometimes failed with `database is locked`, SQLite refusing one of them without its busy wait. Each
+process opens its own connection; here threads stand in for processes (a connection each, and the folder lock
+opened anew by each), which is what the race needs.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from hopgraph.api import _open_saver
+from nodes.llm import ResponseCache
 from stores.locks import taking_turns
 
+OPENERS: dict[str, tuple[Callable[[Path], object], list[str]]] = {
+    "checkpoints": (lambda path: _open_saver(f"sqlite:///{path}"), ["checkpoints", "writes"]),
+    "response cache": (ResponseCache, ["responses"]),
+}
 
-def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(tmp_path: Path) -> None:
-    database = tmp_path / "checkpoints.sqlite"
+
+@pytest.mark.parametrize("database_kind", OPENERS)
+def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(
+    tmp_path: Path, database_kind: str
+) -> None:
+    open_database, tables = OPENERS[database_kind]
+    database = tmp_path / "db.sqlite"
     opened = threading.Event()
     failures: list[BaseException] = []
 
     def open_it() -> None:
         try:
-            _open_saver(f"sqlite:///{database}")
+            open_database(database)
         except BaseException as exc:  # reported by the assertion below, not lost in the thread
             failures.append(exc)
         opened.set()
@@ -35,23 +49,27 @@ def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(tm
         assert not database.exists() or not _tables(database)
     opener.join(timeout=30)
     assert opened.is_set() and failures == []
-    assert _tables(database) == ["checkpoints", "writes"]
+    assert _tables(database) == tables
     with sqlite3.connect(database) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
 
 
-def test_many_connections_setting_up_new_databases_at_once_all_succeed(tmp_path: Path) -> None:
-    """Without the turns, this test failed in two runs of three on this machine (2 cores)."""
+@pytest.mark.parametrize("database_kind", OPENERS)
+def test_many_connections_setting_up_new_databases_at_once_all_succeed(
+    tmp_path: Path, database_kind: str
+) -> None:
+    """Without the turns, this test failed in two runs of three on this machine (2 cores), for each database."""
+    open_database, tables = OPENERS[database_kind]
 
     def open_it(database: Path, start: threading.Barrier, failures: list[BaseException]) -> None:
         start.wait()
         try:
-            _open_saver(f"sqlite:///{database}")
+            open_database(database)
         except BaseException as exc:
             failures.append(exc)
 
     for round_ in range(30):
-        database = tmp_path / f"round-{round_}" / "checkpoints.sqlite"
+        database = tmp_path / f"round-{round_}" / "db.sqlite"
         database.parent.mkdir()
         start = threading.Barrier(8)
         failures: list[BaseException] = []
@@ -61,7 +79,7 @@ def test_many_connections_setting_up_new_databases_at_once_all_succeed(tmp_path:
         for opener in openers:
             opener.join(timeout=60)
         assert failures == [], (round_, failures)
-        assert _tables(database) == ["checkpoints", "writes"]
+        assert _tables(database) == tables
 
 
 def _tables(database: Path) -> list[str]:
