@@ -58,7 +58,7 @@ def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(
 def test_many_connections_setting_up_new_databases_at_once_all_succeed(
     tmp_path: Path, database_kind: str
 ) -> None:
-    """Without the turns, this test failed in two runs of three on this machine (2 cores), for each database."""
+    """Without the turns, each database failed this test in two runs of three here (2 cores)."""
     open_database, tables = OPENERS[database_kind]
 
     def open_it(database: Path, start: threading.Barrier, failures: list[BaseException]) -> None:
