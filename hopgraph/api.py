@@ -165,10 +165,7 @@ def _open_saver(url: str) -> BaseCheckpointSaver:
         path = Path(url.removeprefix("sqlite:///"))
         path.parent.mkdir(parents=True, exist_ok=True)
         saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=checkpoint_serializer())
-        # Setting up a new database switches it to WAL and creates its tables, and two connections doing so
-        # at once (two fresh `eval` runs) can fail with "database is locked" before SQLite's busy wait
-        # applies: one connection sets up at a time, taking turns on the database's folder.
-        with taking_turns(path.parent):
+        with taking_turns(path.parent):  # one process at a time sets a new database up
             saver.setup()  # WAL journal
         # In WAL mode, synchronous=NORMAL leaves a commit in the log without waiting for the disk: it survives
         # the process's death (a kill -9, which resuming needs) though not the machine's power loss, and a

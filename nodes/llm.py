@@ -134,7 +134,7 @@ class ResponseCache:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        with taking_turns(path.parent):  # two runs creating one cache at once: see hopgraph.api's checkpoints
+        with taking_turns(path.parent):  # one process at a time sets a new cache up
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, text TEXT, usage TEXT)"

@@ -149,10 +149,13 @@ def _release(descriptor: int) -> None:
 def taking_turns(folder: Path) -> Iterator[None]:
     """Processes (and threads) running the block on one folder run it one at a time, silently.
 
-    For short work that must not run twice at once (assembling the model, exporting the ONNX embedder,
-    setting up a new checkpoint database), where a wait is too brief to be worth the warning line of
-    `writer_lock`. The lock is the folder's own (flock on it), so no lock file is left in it; each call
-    opens the folder anew, so two threads of one process take turns as two processes do."""
+    For short work that must not run twice at once, where a wait is too brief to be worth the warning line
+    of `writer_lock`: assembling the model, exporting the ONNX embedder, and setting up a new SQLite
+    database shared by processes (the checkpoints, the response cache). Setting one up switches it to WAL
+    and creates its tables, and two connections doing so at once (two fresh `eval` runs) can fail with
+    "database is locked" before SQLite's busy wait applies. The lock is the folder's own (flock on it), so
+    no lock file is left in it; each call opens the folder anew, so two threads of one process take turns
+    as two processes do."""
     descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
