@@ -80,22 +80,6 @@ def run(
     return steps, values, model, indexes
 
 
-def checked_as_missing(
-    services: Any, chains: list[str], fact: str, **context: Any
-) -> tuple[dict[str, Any], ScriptedChatModel]:
-    """(final state, model) of a run under `unanswerable` whose readers refuse and whose refusal check
-    finds `fact` missing."""
-    missing = json.dumps({"facts": [{"fact": fact, "stated": False}], "answer": ""})
-    replies = scripted(chains, direct=answer.UNANSWERABLE)
-    _, final, model, _ = run(
-        services,
-        lambda prompt: missing if prompt.endswith(refusal_check.CHECK) else replies(prompt),
-        unanswerable=True,
-        **context,
-    )
-    return final, model
-
-
 def chain_prompt(question: str, passages: list[Evidence]) -> str:
     """The chain-of-thought reader's prompt at the defaults (two worked examples, 350 words a passage)."""
     asked = ircot.messages(question, passages, [], demonstrations.select(2), paragraph_words=350)
@@ -190,7 +174,14 @@ def test_a_request_answered_with_a_refusal_is_nudged_in_the_same_conversation_or
     assert model.prompts[-1].startswith(model.prompts[-2]) and ircot.ANSWER_REQUEST in model.prompts[-2]
     assert (nudged["answer"], nudged["answer_outcome"]) == ("Cybertruck", "best_span")
     # under unanswerable the request offers the phrase; the refusal check finds a fact missing: it stands
-    kept, model = checked_as_missing(services, chains, "the pickup's maker", top_k=3)
+    missing = json.dumps({"facts": [{"fact": "the pickup's maker", "stated": False}], "answer": ""})
+    replies = scripted(chains, direct=answer.UNANSWERABLE)
+    _, kept, model, _ = run(
+        services,
+        lambda p: missing if p.endswith(refusal_check.CHECK) else replies(p),
+        top_k=3,
+        unanswerable=True,
+    )
     assert model.prompts[-2].endswith(str(ircot.answer_request(True).content))
     assert (kept["answer"], kept["answer_outcome"]) == ("Insufficient information", "unanswerable")
     assert kept["refusal_check"]["verdict"] == "missing" and kept["fallbacks"][0] == NO_ANSWER
@@ -249,7 +240,15 @@ def test_a_refusal_under_unanswerable_is_kept_or_checked_and_a_refusing_chain_st
 
     # with the refusal check (the default): the direct reader, offered the phrase, refuses too; the check
     # finds a fact missing, so the refusal stands
-    checked, model = checked_as_missing(services, chains, "the pickup TechCrunch doubted", iterations=2)
+    fact = {"fact": "the pickup TechCrunch doubted", "stated": False}
+    missing = json.dumps({"facts": [fact], "answer": ""})
+    replies = scripted(chains, direct=answer.UNANSWERABLE)
+    _, checked, model, _ = run(
+        services,
+        lambda prompt: missing if prompt.endswith(refusal_check.CHECK) else replies(prompt),
+        iterations=2,
+        unanswerable=True,
+    )
     assert answer.UNANSWERABLE_INSTRUCTION in model.prompts[2]  # the direct reader, offering the phrase
     assert (checked["answer"], checked["answer_outcome"]) == ("Insufficient information", "unanswerable")
     assert checked["refusal_check"]["verdict"] == "missing"

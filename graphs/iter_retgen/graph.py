@@ -11,7 +11,7 @@ generate -> END        the T-th generation, or one that repeats the previous que
 - generate: a chain of thought over this iteration's passages alone (the shared chain-of-thought reader,
   IR-CoT's prompt and worked examples); the passages join `evidence` (each at the first iteration that
   found it) and the chain joins `generations`. The last chain's answer ("So the answer is: ...", cut to
-  its span; asked for in the chain's own conversation when it gives none) is the answer.
+  its span; the direct reader's when it gives none) is the answer.
 """
 
 from __future__ import annotations

@@ -47,8 +47,8 @@ class GenerateIteration:
     The iterations end after `iterations`, or sooner when the next query would equal this iteration's:
     retrieval and greedy decoding would then repeat this iteration exactly, so every later one would give
     the same passages and the same chain. The last chain gives the answer (`ChainOfThoughtReader.answer`:
-    what follows "answer is", cut to its span; a chain with none is asked for it in its own conversation,
-    recorded in `fallbacks`). An earlier chain is only a query: its answer is
+    what follows "answer is", cut to its span; a chain with none is answered by the direct reader, its
+    refusal handling included, recorded in `fallbacks`). An earlier chain is only a query: its answer is
     not read, and an empty one, recorded in `fallbacks`, leaves the question alone as the next query.
     """
 
