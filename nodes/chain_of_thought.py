@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import BaseMessage
 from langgraph.runtime import Runtime
 
 from nodes.context import ChainOfThoughtContext, context_of
-from nodes.generate import answered, final_answer, read_passages
+from nodes.generate import answered, read_passages
 from nodes.llm import LLMGateway, LLMReply
 from prompts import answer, demonstrations, ircot
 from stores.evidence import Evidence
@@ -39,12 +39,11 @@ class ChainOfThoughtReader:
     """Reads `evidence` with a chain of thought (IR-CoT's "IRCoT QA" with a CoT reader), role "generator".
 
     Its prompt is IR-CoT's reasoning prompt with an empty chain, so after IR-CoT's reasoning it reuses that
-    prompt's KV prefix up to the question. A chain that stops without an answer ("answer is" missing, or
-    nothing after it) is asked for it in its own conversation, reusing that prefix; an empty chain or a
-    refusal after "answer is" goes to the direct reader, which reads the same passages with its own
-    refusal handling; each recorded in `fallbacks`. The prompt offers no "cannot answer" phrase: with
-    `unanswerable`, a refusal after "answer is" is kept as the chain's own, and with `refusal_check` on it
-    goes to the direct reader, which offers the phrase and whose refusal is checked.
+    prompt's KV prefix up to the question. When the chain gives no answer (no "answer is", nothing after it,
+    or a refusal), the direct reader answers from the same passages (with its own refusal handling),
+    recorded in `fallbacks`. The prompt offers no "cannot answer" phrase: with `unanswerable`, a refusal
+    after "answer is" is kept as the chain's own, and with `refusal_check` on it goes to the direct reader,
+    which offers the phrase and whose refusal is checked.
     """
 
     def __init__(self, llm: LLMGateway, nlp: Any) -> None:
@@ -67,37 +66,15 @@ class ChainOfThoughtReader:
         self, question: str, paragraphs: Sequence[Evidence], ctx: ChainOfThoughtContext, chain: Chain
     ) -> dict:
         """The final answer from `chain` (written over `paragraphs`): what follows "answer is", cut to its
-        span. A chain that stops without saying it is asked, as the next turn of its own conversation, for
-        the answer its reasoning reached (prompts.ircot.answer_request), read as the shared reader reads a
-        reply; an empty chain, or one whose answer is a refusal, goes to the direct reader. The update's
-        usage holds the chain's call too."""
+        span; else the direct reader's. The update's usage holds the chain's call too."""
         said = ircot.answer_in(chain.reply.text, self.nlp)
-        if said is None and chain.text:
-            continued = final_answer(
-                self.llm,
-                question,
-                [*chain.asked, AIMessage(chain.reply.text), ircot.answer_request(ctx.unanswerable)],
-                max_tokens=ctx.max_answer_tokens,
-                guard=ircot.answer_guard(demonstrations.select(ctx.demonstrations)),
-                has_evidence=bool(paragraphs),
-                unanswerable=ctx.unanswerable,
-                check_refusal=ctx.refusal_check,
-            )
-            return {
-                **continued,
-                "usage": [chain.reply.usage, *continued["usage"]],
-                "fallbacks": [
-                    'cot reader: no "answer is" in the chain of thought; asked for the answer it reached',
-                    *continued.get("fallbacks", []),
-                ],
-            }
         text = answer.clean(said or "")
         refused = answer.is_refusal(text)
         if refused and text and ctx.unanswerable and not ctx.refusal_check:
             return {"answer": text, "answer_outcome": "unanswerable", "usage": [chain.reply.usage]}
         if not refused:
             return answered(self.llm, question, chain.asked, chain.reply, text)
-        why = f"the chain of thought refused ({said!r})" if said else "the chain of thought is empty"
+        why = f"the chain of thought refused ({said!r})" if said else 'no "answer is" in the chain of thought'
         direct = read_passages(self.llm, question, paragraphs, ctx)
         return {
             **direct,

@@ -29,7 +29,6 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from prompts import answer
 from prompts.demonstrations import Demonstration
 from prompts.echo import EchoGuard, normalise
 from prompts.passages import DATA_RULE, OPEN, fenced, heading
@@ -55,11 +54,6 @@ _CONCLUDING = ("thus ", "thus,", "so ", "so,", "that is,", "therefore", "hence")
 # Lines that begin the prompt's own layout: a reply that reaches one has left the chain of thought.
 _LAYOUT_LINES = ("Q:", "Wikipedia Title:", OPEN)
 _CHAIN_LABEL = re.compile(r"^\s*A\s*:\s*")
-# Asked as the next turn of a chain's own conversation when the chain stops without saying "answer is"
-# (200 tokens used up, or the model ended on a fact): the answer its reasoning reached, in the shared
-# reader's words. The chain's whole prompt is then the KV prefix, where the direct reader would read the
-# passages again in its own layout.
-ANSWER_REQUEST = "Which answer does that reasoning reach?"
 
 
 def paragraph_block(title: str, text: str, max_words: int | None = None) -> str:
@@ -101,22 +95,6 @@ def guard(demos: Sequence[Demonstration]) -> EchoGuard:
         for text in (demo.question, *(p.text for p in demo.paragraphs), *demo.reasoning)
     )
     return EchoGuard(own_text=(SYSTEM, _STOP_BEFORE, _STOP_AFTER, EXAMPLES_HEADER, *examples))
-
-
-def answer_request(unanswerable: bool) -> HumanMessage:
-    """The turn that asks a chain of thought with no answer sentence for its answer."""
-    instruction = (
-        f"{answer.INSTRUCTION} {answer.UNANSWERABLE_INSTRUCTION}" if unanswerable else answer.INSTRUCTION
-    )
-    return HumanMessage(f"{ANSWER_REQUEST} {instruction}\n{answer.CUE}")
-
-
-def answer_guard(demos: Sequence[Demonstration]) -> EchoGuard:
-    """The answer request's echoes: the chain prompt's own text and the request's."""
-    return EchoGuard(
-        own_text=(*guard(demos).own_text, ANSWER_REQUEST, *answer.GUARD.own_text),
-        allowed=answer.GUARD.allowed,
-    )
 
 
 def chain_text(reply: str) -> str:

@@ -21,8 +21,7 @@ from stores.evidence import Evidence
 from tests.scripted import ScriptedChatModel, ScriptedServices, scripted_gateway, stream_run
 from tests.test_naive_local import QUESTION
 
-NO_ANSWER = 'cot reader: no "answer is" in the chain of thought; asked for the answer it reached'
-EMPTY_CHAIN = "cot reader: the chain of thought is empty; answered by the direct reader"
+NO_ANSWER = 'cot reader: no "answer is" in the chain of thought; answered by the direct reader'
 
 
 class RecordingIndexes:
@@ -52,16 +51,14 @@ class RecordingIndexes:
 def scripted(
     chains: Iterable[str], direct: str = "Cybertruck", span: str = "Cybertruck"
 ) -> Callable[[str], str]:
-    """Each chain-of-thought prompt gets the next of `chains`; the direct reader's prompt, and the request
-    for the answer a chain reached, get `direct` (a nudge after a refusal too); a request for the span
-    inside a long answer gets `span`."""
+    """Each chain-of-thought prompt gets the next of `chains`; the direct reader's prompt gets `direct` (its
+    nudge after a refusal too); a request for the span inside a long answer gets `span`."""
     remaining = iter(chains)
-    requests = tuple(str(ircot.answer_request(kept).content) for kept in (False, True))
 
     def reply(prompt: str) -> str:
         if prompt.endswith(f"{answer.SHORTEN}\n{answer.CUE}"):
             return span
-        if prompt.startswith(ircot.SYSTEM) and not prompt.endswith(requests):
+        if prompt.startswith(ircot.SYSTEM):
             return next(remaining)
         return direct
 
@@ -145,46 +142,18 @@ def test_the_last_chains_answer_is_cut_to_the_span_the_benchmarks_score(
     assert model.prompts[-1].startswith(model.prompts[-2]) and answer.SHORTEN in model.prompts[-1]
 
 
-def test_a_last_chain_without_an_answer_is_asked_for_it_in_its_own_conversation_and_recorded(
+def test_a_last_chain_without_an_answer_is_answered_by_the_direct_reader_and_recorded(
     services: Any, sample_index: str
 ) -> None:
     last = "TechCrunch wrote about a pickup truck. Its future was uncertain."
     _, final, model, indexes = run(services, scripted([*CHAINS[:2], last]), top_k=3)
     index = services.indexes.open(sample_index)
     passages = search_evidence(index, indexes.queries[-1], 3, 3, mode="dense")
-    # the last chain's prompt (the last iteration's own passages) and reply, then the request
-    request = str(ircot.answer_request(False).content)
-    assert model.prompts[-1] == f"{chain_prompt(QUESTION, passages)}\n{last}\n{request}"
+    assert model.prompts[-1] == direct_prompt(QUESTION, passages)  # the last iteration's own passages
     assert final["generations"][-1] == last
     assert final["answer"] == "Cybertruck" and final["answer_outcome"] == "answered"
     assert final["fallbacks"] == [NO_ANSWER]
     assert [u["role"] for u in final["usage"]] == ["generator"] * 4
-
-
-def test_a_request_answered_with_a_refusal_is_nudged_in_the_same_conversation_or_checked(
-    services: Any, sample_index: str
-) -> None:
-    last = "TechCrunch wrote about a pickup truck. Its future was uncertain."
-    chains = [*CHAINS[:2], last]
-    # refusals not kept: the request's refusal is nudged once for the best answer, the prefix reused
-    replies = scripted(chains, direct=answer.UNANSWERABLE)
-    _, nudged, model, _ = run(
-        services, lambda p: "Cybertruck" if p.endswith(answer.REFUSAL_NUDGE) else replies(p), top_k=3
-    )
-    assert model.prompts[-1].startswith(model.prompts[-2]) and ircot.ANSWER_REQUEST in model.prompts[-2]
-    assert (nudged["answer"], nudged["answer_outcome"]) == ("Cybertruck", "best_span")
-    # under unanswerable the request offers the phrase; the refusal check finds a fact missing: it stands
-    missing = json.dumps({"facts": [{"fact": "the pickup's maker", "stated": False}], "answer": ""})
-    replies = scripted(chains, direct=answer.UNANSWERABLE)
-    _, kept, model, _ = run(
-        services,
-        lambda p: missing if p.endswith(refusal_check.CHECK) else replies(p),
-        top_k=3,
-        unanswerable=True,
-    )
-    assert model.prompts[-2].endswith(str(ircot.answer_request(True).content))
-    assert (kept["answer"], kept["answer_outcome"]) == ("Insufficient information", "unanswerable")
-    assert kept["refusal_check"]["verdict"] == "missing" and kept["fallbacks"][0] == NO_ANSWER
 
 
 def test_an_earlier_chains_answer_is_never_read_and_an_empty_chain_leaves_the_question_alone(
@@ -215,12 +184,10 @@ def test_a_chain_repeating_the_previous_one_ends_the_iterations_at_their_fixed_p
 def test_a_first_empty_chain_is_already_the_fixed_point_and_the_direct_reader_answers(
     services: Any, sample_index: str
 ) -> None:
-    steps, final, model, indexes = run(services, scripted([""]), top_k=3)
+    steps, final, _, indexes = run(services, scripted([""]))
     assert steps == ["retrieve", "generate"] and indexes.queries == [QUESTION]
-    passages = search_evidence(services.indexes.open(sample_index), QUESTION, 3, 1, mode="dense")
-    assert model.prompts[-1] == direct_prompt(QUESTION, passages)  # nothing to continue: read anew
     assert final["stop"] == "converged" and final["answer"] == "Cybertruck"
-    assert final["fallbacks"] == [EMPTY_CHAIN]
+    assert final["fallbacks"] == [NO_ANSWER]
 
 
 def test_a_refusal_under_unanswerable_is_kept_or_checked_and_a_refusing_chain_still_searches(

@@ -8,11 +8,11 @@ passage), asked the sample question. Its chat model is scripted (`WorstCase`, na
 reply is as long as the call's `max_tokens` allows and steers the method down its longest path. The
 sufficiency judges say No (ChainRAG expands to its word limit, ReSP runs its three rounds); IR-CoT's
 reasoner never says "answer is" (eight steps, fifteen paragraphs), nor do Iter-RetGen's chains (a new one
-each time, so it never converges, and the last is asked for its answer in its own conversation); readers
-refuse first, give a long answer when nudged, then are asked for its span; only the first sub-question is
-answered (so ChainRAG rewrites the second and summarises the unanswered ones into the notes of the last);
-and AnsInt refuses (so the answer is read from the contexts: ChainRAG's every gathered sentence, more than
-the window holds, so cut at the window; NaiveRAG w/ QD's up to its word limit).
+each time, so it never converges, and the direct reader answers after the last); readers refuse first,
+give a long answer when nudged, then are asked for its span; only the first sub-question is answered (so
+ChainRAG rewrites the second and summarises the unanswered ones into the notes of the last); and AnsInt
+refuses (so the answer is read from the contexts: ChainRAG's every gathered sentence, more than the window
+holds, so cut at the window; NaiveRAG w/ QD's up to its word limit).
 A test per method checks that its run took that path.
 
 What is counted. Each prompt is rendered with the GGUF's chat template and tokenized by its vocabulary
@@ -194,7 +194,7 @@ def worst_replies(count: GGUFTokens) -> Callable[[str, list[BaseMessage], int], 
             return fill(max_tokens, "Which council met", "?")  # the planner: a new sub-question
         if role == "reasoner":  # IR-CoT's: a step of the chain that concludes nothing
             return fill(max_tokens, "The report", ".")
-        if system.startswith(ircot.SYSTEM) and len(messages) == 2:  # a whole chain, no answer sentence
+        if system.startswith(ircot.SYSTEM):  # a whole chain (Iter-RetGen's generation) with no answer
             return fill(max_tokens, "The report", ".")
         if role == "extractor":
             return fill(max_tokens)  # no JSON: the source matcher stands in
@@ -299,7 +299,7 @@ LONGEST_PATH: dict[str, dict[str, Any]] = {
     "decomposition": {"sub-questions": 3, "calls of generate": 3},
     "naive_qd": {"sub-questions": 4, "answered from the contexts": True, "contexts cut at the window": False},
     "ircot": {"reasoning steps": 8, "paragraphs": 15, "calls of generate": 3},  # the direct reader
-    "iter_retgen": {"iterations": 3, "calls of generate": 3 + 3},  # chains; the answer asked, nudge, span
+    "iter_retgen": {"iterations": 3, "calls of generate": 3 + 3},  # chains; the direct reader, nudge, span
     "resp": {"rounds": 3, "calls of summarize": 1 + 2 + 2},  # global each round, local from the second
     "multimeta": {"first call": "extractor", "passages read": 6},
     "treehop": {"passages read": 8},
