@@ -41,9 +41,12 @@ class ChainOfThoughtReader:
     Its prompt is IR-CoT's reasoning prompt with an empty chain, so after IR-CoT's reasoning it reuses that
     prompt's KV prefix up to the question. When the chain gives no answer (no "answer is", nothing after it,
     or a refusal), the direct reader answers from the same passages (with its own refusal handling),
-    recorded in `fallbacks`. The prompt offers no "cannot answer" phrase: with `unanswerable`, a refusal
-    after "answer is" is kept as the chain's own, and with `refusal_check` on it goes to the direct reader,
-    which offers the phrase and whose refusal is checked.
+    recorded in `fallbacks`. (Asking the chain for its answer in its own conversation would reuse its
+    prompt, but a chain that stops short stops at the bridge entity, and asked what it concluded, the
+    model names that entity: on 30 HotpotQA questions it lost 5 answers the direct reader got and gained
+    none, docs/methods/iter_retgen.md.) The prompt offers no "cannot answer" phrase: with `unanswerable`,
+    a refusal after "answer is" is kept as the chain's own, and with `refusal_check` on it goes to the
+    direct reader, which offers the phrase and whose refusal is checked.
     """
 
     def __init__(self, llm: LLMGateway, nlp: Any) -> None:
