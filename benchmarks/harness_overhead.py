@@ -54,8 +54,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "multihop_rag"
 STUB = (
     "import hashlib, os, sys, time\n"
-    "sys.path.insert(0, {root!r})\n"
-    "from tests.openai_stub import OpenAIStub, serve\n"
+    "sys.path.insert(0, {tests!r})  # the tests' helpers import one another as top-level modules\n"
+    "from openai_stub import OpenAIStub, serve\n"
     "log = os.open({log!r}, os.O_WRONLY | os.O_APPEND | os.O_CREAT) if {log!r} else None\n"
     "def reply(prompt):\n"
     "    if log is not None:  # one write per prompt: O_APPEND keeps concurrent lines whole\n"
@@ -165,7 +165,7 @@ def cell(method: str, limit: int, concurrency: int, base_url: str) -> dict[str, 
 def stub_server(log: Path | None = None) -> Iterator[str]:
     """The stub LLM in its own process (its replies then take no time from the harness's threads); with
     `log`, the sha256 of every prompt it answers is appended there, one line each."""
-    script = STUB.format(root=str(ROOT), log=str(log) if log else "")
+    script = STUB.format(tests=str(ROOT / "tests"), log=str(log) if log else "")
     process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None

@@ -19,8 +19,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
+
+from servers import serving
 
 Fault = Literal["429", "500", "drop", "not-json", "truncated", "no-choices", "empty", "refused"]
 # Faults answered with status 200, as a misbehaving server does: a body that is not JSON, a completion cut
@@ -191,14 +193,6 @@ def serve(stub: OpenAIStub) -> Iterator[OpenAIStub]:
         def log_message(self, format: str, *args: object) -> None:  # quiet test output
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    stub.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serving(Handler) as url:
+        stub.base_url = f"{url}/v1"
         yield stub
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)

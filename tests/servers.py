@@ -1,11 +1,16 @@
-"""Helpers for tests that run a real server process: read its log, stop its whole process group."""
+"""Helpers for tests that run a server: a real server process (read its log, wait until it answers, stop its
+whole process group), or a stdlib HTTP handler served in a thread of the test's own process."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -45,3 +50,20 @@ def wait_until_up(proc: subprocess.Popen[bytes], url: str, log: Path, name: str,
         if time.monotonic() > deadline:
             raise AssertionError(f"{name} did not answer {url} within {seconds:.0f} s:\n{log_tail(log)}")
         time.sleep(0.3)
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve `handler` on a free loopback port in a daemon thread while the block runs; yields
+    "http://127.0.0.1:PORT". Each request gets its own daemon thread, so a handler left hanging does not
+    keep the shutdown waiting."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -15,10 +15,9 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ import tiny_hotpot
 from conftest import free_port
 from embedders import Counting, MiniLM
 from openai_stub import OpenAIStub, serve
-from servers import stop, wait_until_up
+from servers import serving, stop, wait_until_up
 
 from evals.runner import read_records, results_path
 from hopgraph import Settings, build_graph, index_corpus
@@ -255,15 +254,8 @@ def token_gate(upstream: str, token: str) -> Iterator[tuple[str, list[str]]]:
     """(the gate's URL, the Authorization header of every request it got) while it runs."""
     seen: list[str] = []
     handler = type("Gate", (_TokenGate,), {"upstream": upstream, "token": token, "seen": seen})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(handler) as url:
+        yield url, seen
 
 
 def test_the_chroma_token_setting_reaches_a_server_that_requires_one(

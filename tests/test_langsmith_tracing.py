@@ -19,15 +19,15 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from openai_stub import OpenAIStub, serve
+from servers import serving
 
 from hopgraph import Settings, index_corpus
 from hopgraph.cli import SAMPLE_CORPUS
@@ -100,17 +100,9 @@ def collector() -> Iterator[Collector]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    collected.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(Handler) as url:
+        collected.url = url
         yield collected
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 def test_naive_rag_is_traced_to_langsmith_by_environment_without_any_key(

@@ -15,14 +15,14 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
 import pytest
 from conftest import MODEL_DIR, REPO, free_port
 from openai_stub import Fault, OpenAIStub, serve
-from servers import stop, wait_until_up
+from servers import serving, stop, wait_until_up
 from test_naive_local import GOLD_TITLES, QUESTION
 
 from evals.runner import latest_results, read_records, results_path
@@ -99,16 +99,9 @@ def unavailable_provider() -> Iterator[FakeProvider]:
         def log_message(self, format: str, *args: object) -> None:  # quiet test output
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    provider.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serving(Unavailable) as url:
+        provider.base_url = f"{url}/v1"
         yield provider
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture
