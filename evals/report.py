@@ -305,12 +305,13 @@ def _settings_section(runs: Sequence[Record]) -> list[str]:
     for run in runs:
         contexts.update(run["context"])
     starts = [
-        f"- `{run['run_name']}` {run['started_at']}: {run['questions']} questions (limit "
-        f"{run['limit'] or 'none'}), methods {', '.join(run['methods'])}, concurrency {run['concurrency']}"
+        f"- {run['run_name']} {run['started_at']}: {plain(run['questions'])} questions (limit "
+        f"{plain(run['limit'] or 'none')}), methods {', '.join(run['methods'])}, concurrency "
+        f"{plain(run['concurrency'])}"
         for run in runs
     ]
     lines = [
-        f"{len(runs)} start(s) in this folder, index `{last['index']}`:",
+        f"{len(runs)} start(s) in this folder, index {last['index']}:",
         "",
         *starts,
         "",
@@ -330,14 +331,28 @@ def _settings_section(runs: Sequence[Record]) -> list[str]:
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
 _MARKDOWN = re.compile(r"([\\`*_\[\]|#!])")
+# What in a name could end a table cell or a code span, or open a link: the emphasis marks (`_`, `*`) only
+# restyle a name, and every label hopgraph writes is made of them (`naive+retrieval_mode=dense`)
+_STRUCTURE = re.compile(r"([\\`\[\]|])")
+_NAMES = ("method", "dataset", "run_name", "started_at", "index")  # the names a record gives, besides methods
 
 
-def plain(text: object) -> str:
+def plain(text: object, marks: re.Pattern[str] = _MARKDOWN) -> str:
     """A record field as inert text in report.md: on one line (control characters and line breaks become
     a space, so a field cannot start a line of its own), HTML escaped and Markdown's marks backslashed, so
     a field from a shared results folder renders as the characters it holds and nothing else."""
     one_line = _CONTROL.sub(" ", str(text))
-    return _MARKDOWN.sub(r"\\\1", html.escape(one_line, quote=False))
+    return marks.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
+def inert_names(record: Record) -> Record:
+    """`record` with the names it gives (its method label and dataset; a run line's name, start, index and
+    methods) as inert text, for the report's tables, headings and settings. Only what could break the
+    Markdown is escaped, so every name hopgraph writes reads as it was written, here and in the explorer."""
+    names = {key: plain(record[key], _STRUCTURE) for key in _NAMES if isinstance(record.get(key), str)}
+    if isinstance(record.get("methods"), list):
+        names["methods"] = [plain(method, _STRUCTURE) for method in record["methods"]]
+    return {**record, **names}
 
 
 def _failures_section(failed: Mapping[str, list[Record]]) -> list[str]:
@@ -482,7 +497,7 @@ def write_report(
     """
     out_dir = Path(out_dir)
     folders = [Path(source) for source in sources] or [out_dir]
-    records = [record for folder in folders for record in read_records(results_path(folder))]
+    records = [inert_names(record) for folder in folders for record in read_records(results_path(folder))]
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = [r for r in records if r.get("type") == "run"]
     answered, failed = group_results(records)

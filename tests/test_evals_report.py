@@ -75,7 +75,8 @@ def test_report_from_the_jsonl_alone(results_only: Path) -> None:
 
     assert "two · q4: ValueError: scripted failure on question q4?" in section(text, "Failed questions")
     settings = section(text, "Settings")
-    assert "`toyrun`" in settings and '"llm": "scripted"' in settings and '"top_k": 3' in settings
+    assert "- toyrun 20" in settings and "index toy-index:" in settings
+    assert '"llm": "scripted"' in settings and '"top_k": 3' in settings
     assert "(hop_curves.png)" in text and "(f1_vs_calls.png)" in text
     # two failed q4, so the answers are also compared on the three questions both answered
     common = section(text, "Answers on the 3 questions every method answered")

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from browser import open_page
 from langgraph.checkpoint.sqlite import SqliteSaver
+from test_evals_report import section
 from test_evals_runner import Script, run_scripted, saver  # noqa: F401  (saver is a fixture)
 
 from evals.report import write_report
@@ -134,6 +135,46 @@ def test_hostile_fields_stay_text_in_the_page_and_on_one_line_in_report_md(
     shown = dom.split('id="question"', 1)[1]
     assert "&lt;script&gt;document.title=" in shown and '<img src="x"' not in shown
     assert "<title>pwned</title>" not in dom
+
+
+def test_names_from_a_shared_folder_cannot_restructure_report_md(
+    tmp_path: Path,
+    saver: SqliteSaver,  # noqa: F811
+) -> None:
+    """A method label, a dataset and a run's name and index are names a results file gives: written by
+    someone else, they stay inert text of their own cell, heading or line, and hopgraph's own labels read
+    as written."""
+    out = tmp_path / "run"
+    run_scripted(out, {"one": Script(), "two+top_k=2": Script()}, saver)
+    hostile = {
+        "one": "one|<img src=x onerror=alert(1)>|[link](javascript:alert(1))",
+        "toy": "toy\n# Injected heading\n<script>alert(1)</script>",
+        "toyrun": "toyrun` <b>x</b>\n- injected line",
+        "toy-index": "`toy-index`\n```\ninjected block",
+    }
+    records = read_records(out / "results.jsonl")
+    for record in records:
+        for key in ("method", "dataset", "run_name", "index"):
+            if record.get(key) in hostile:
+                record[key] = hostile[record[key]]
+        if record.get("type") == "run":
+            record["methods"] = [hostile.get(method, method) for method in record["methods"]]
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    write_report(out, baseline="two+top_k=2")
+
+    report = (out / "report.md").read_text(encoding="utf-8")
+    lines = report.splitlines()
+    assert not any(line.startswith(("# Injected", "- injected", "injected")) for line in lines)
+    assert "<img" not in report and "<script>" not in report and "<b>" not in report
+    assert re.search(r"(?<!\\)\]\(javascript", report) is None  # its brackets escaped: no link is made
+    # the hostile label keeps to its own cell: every row of the answers table has the header's columns
+    table = section(report, "Answers and cost per question")
+    rows = [line for line in table.splitlines() if line.startswith("|")]
+    cells = {len(re.split(r"(?<!\\)\|", row)) for row in rows}
+    assert len(cells) == 1 and any(row.startswith("| one\\|&lt;img") for row in rows), rows
+    assert "## toy # Injected heading &lt;script&gt;" in report
+    assert "- toyrun\\` &lt;b&gt;x&lt;/b&gt; - injected line" in report
+    assert "| two+top_k=2 |" in report  # hopgraph's own label, as written
 
 
 def test_a_report_is_not_written_through_a_planted_link(tmp_path: Path, saver: SqliteSaver) -> None:  # noqa: F811
