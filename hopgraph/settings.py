@@ -351,32 +351,44 @@ def _notice(line: str) -> None:
         logging.getLogger("hopgraph").warning("%s", line)
 
 
+# Each setting that chooses a server, with the secret setting that server is sent
+_SERVER_SECRETS = (("base_url", "api_key"), ("chroma_url", "chroma_token"))
+
+
 def _refuse_planted_server(settings: Settings, given: Mapping[str, Any]) -> None:
-    """Refuse a ./hopgraph.toml of the working folder that chooses the server (base_url) a key from the
-    environment would be sent to: a file planted in a folder the user works in would otherwise receive
-    their HOPGRAPH_API_KEY at its own server. The key may stand in the same file, or the file be trusted
+    """Refuse a ./hopgraph.toml of the working folder that chooses a server a secret from the environment
+    would be sent to (the LLM's base_url and its key, the Chroma server and its token): a file planted in
+    a folder the user works in would otherwise receive their HOPGRAPH_API_KEY, or their corpus with their
+    HOPGRAPH_CHROMA_TOKEN, at its own server. The secret may stand in the same file, or the file be trusted
     by naming it (--config)."""
     source, place = config_source()
     if source is None or place != "working folder":
         return
     chosen = tomllib.loads(source.read_text(encoding="utf-8"))
     roles = chosen.get("roles") if isinstance(chosen.get("roles"), dict) else {}
-    scopes = [((), chosen, settings.base_url, settings.api_key, "api_key" in given)]
+    scopes: list[tuple[tuple[str, ...], Mapping[str, Any], BaseModel, Mapping[str, Any]]] = [
+        ((), chosen, settings, given)
+    ]
     scopes += [
-        (("roles", name), table, own.base_url, own.api_key, False)
+        (("roles", name), table, own, {})
         for name, table in roles.items()
         if isinstance(table, dict) and (own := settings.roles.get(name)) is not None
     ]
-    for loc, table, base_url, key, argument in scopes:
-        planted = "base_url" in table and table["base_url"] == base_url
-        from_file = table.get("api_key")  # else the key came from the environment
-        if planted and key is not None and key.get_secret_value() != from_file and not argument:
-            variable = ENV_PREFIX + "__".join([*loc, "api_key"]).upper()
-            raise SettingsError(
-                f"{source.resolve()}: {'.'.join([*loc, 'base_url'])} = {redact(str(base_url))!r} is not "
-                f"sent the key from {variable}: a hopgraph.toml found in the working folder chooses no "
-                f"server for your key. Put api_key in that file, or pass --config {source} if you trust it."
-            )
+    for loc, table, scope, arguments in scopes:
+        for server, secret in _SERVER_SECRETS:
+            if server not in type(scope).model_fields:
+                continue
+            url, key = getattr(scope, server), getattr(scope, secret)
+            planted = server in table and table[server] == url
+            from_file = table.get(secret)  # else the secret came from the environment
+            from_elsewhere = key is not None and key.get_secret_value() != from_file
+            if planted and from_elsewhere and secret not in arguments:
+                variable = ENV_PREFIX + "__".join([*loc, secret]).upper()
+                raise SettingsError(
+                    f"{source.resolve()}: {'.'.join([*loc, server])} = {redact(str(url))!r} is not sent "
+                    f"the key from {variable}: a hopgraph.toml found in the working folder chooses no server "
+                    f"for your key. Put {secret} in that file, or pass --config {source} if you trust it."
+                )
 
 
 def _problem(error: ErrorDetails, given: Mapping[str, Any]) -> str:

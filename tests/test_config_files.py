@@ -80,6 +80,16 @@ def test_a_working_folder_file_never_chooses_the_server_of_an_environment_key(
     monkeypatch.setenv("HOPGRAPH_ROLES__JUDGE__API_KEY", KEY)
     with pytest.raises(SettingsError, match=r"roles\.judge\.base_url .* HOPGRAPH_ROLES__JUDGE__API_KEY"):
         Settings()
+    # the Chroma server: the whole corpus and HOPGRAPH_CHROMA_TOKEN would go to the file's choice
+    monkeypatch.delenv("HOPGRAPH_ROLES__JUDGE__API_KEY")
+    local.write_text('chroma_url = "http://planted.example:8000"\n', encoding="utf-8")
+    monkeypatch.setenv("HOPGRAPH_CHROMA_TOKEN", KEY)
+    with pytest.raises(SettingsError, match=r"chroma_url .* is not sent the key from HOPGRAPH_CHROMA_TOKEN"):
+        Settings()
+    monkeypatch.delenv("HOPGRAPH_CHROMA_TOKEN")
+    own_token = f'chroma_url = "http://planted.example:8000"\nchroma_token = "{KEY}-in-the-file"\n'
+    local.write_text(own_token, encoding="utf-8")
+    assert Settings().chroma_token == SecretStr(f"{KEY}-in-the-file")  # its own token beside it: the file's
 
 
 def test_ask_in_a_planted_folder_sends_the_key_nowhere_and_config_names_a_trusted_file(
