@@ -343,7 +343,7 @@ def ask(
     context = schema(**chosen)
     thread_id = thread_id or f"{method}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
     config = {"configurable": {"thread_id": thread_id}, "metadata": {"method": method, "index": index}}
-    console.print(f"[dim]thread {thread_id} · method {method} · index {index}[/]")
+    _show_run(thread_id, method, index)
     graph_input = None if _resuming(graph, config, question) else {"question": question}
     _show_question(question)
     _warn_unshown_metadata(context.index)
@@ -362,7 +362,7 @@ def ask(
     console.rule()
     console.print(f"[bold]Answer:[/] {escape(answer)}")
     console.print(
-        f"[dim]{time.perf_counter() - started:.1f} s · replay with: hopgraph history {thread_id}[/]"
+        f"[dim]{time.perf_counter() - started:.1f} s · replay with: hopgraph history {escape(thread_id)}[/]"
     )
 
 
@@ -381,7 +381,7 @@ def history(thread_id: Annotated[str, typer.Argument(help="Thread id printed by 
             "`hopgraph ask` prints the id of each run."
         )
     method = first.metadata.get("method", "naive")
-    console.print(f"[dim]thread {thread_id} · method {method} · index {first.metadata.get('index')}[/]")
+    _show_run(thread_id, method, first.metadata.get("index"))
     graph = build_graph(method, settings)
     for label, update in thread_steps(graph, config):
         if label == "__start__":
@@ -391,13 +391,19 @@ def history(thread_id: Annotated[str, typer.Argument(help="Thread id printed by 
     if unfinished := graph.get_state(config).next:
         console.print(
             f"[yellow]unfinished[/]: {', '.join(unfinished)} did not finish; the same `hopgraph ask` "
-            f"command with --thread-id {thread_id} goes on from here"
+            f"command with --thread-id {escape(thread_id)} goes on from here"
         )
 
 
 def _step_seconds(update: dict[str, Any]) -> float:
     """A replayed step's LLM seconds (wall time of retrieval is not checkpointed)."""
     return sum(u["seconds"] for u in update.get("usage", []))
+
+
+def _show_run(thread_id: str, method: object, index: object) -> None:
+    """The run's header line. A thread id is the user's text and a checkpoint's method and index are its
+    writer's: printed as text, never read as rich markup."""
+    console.print(f"[dim]{escape(f'thread {thread_id} · method {method} · index {index}')}[/]")
 
 
 def _show_question(question: str) -> None:

@@ -116,6 +116,14 @@ def test_corpus_titles_and_answers_print_as_text(
     assert MARKUP_TITLE[:60] in out
     assert f"Answer: {MARKUP_ANSWER}" in out
     assert markup_reader.prompts
+    # a thread id is the user's text too, and `history` prints it back with the checkpoint's names
+    thread = "run[/bold][link=https://example.com]1"
+    args = ["ask", "Which pickup truck?", "--index", "markup", "--k", "1", "--thread-id", thread]
+    code, out, err = hopgraph(args, capsys)
+    assert code == 0, err
+    code, out, err = hopgraph(["history", thread], capsys)
+    assert code == 0, err
+    assert f"thread {thread} · method naive · index markup" in out and MARKUP_TITLE[:60] in out
 
 
 def test_a_dollar_in_a_method_label_draws_as_text() -> None:

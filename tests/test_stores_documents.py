@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -43,11 +44,14 @@ def test_a_link_out_of_the_corpus_folder_is_skipped_and_named(
     corpus.mkdir()
     (corpus / "a.md").write_text("# A\nfresh", encoding="utf-8")
     (corpus / "env.txt").symlink_to(secret)
+    (corpus / "environ.txt").symlink_to("/proc/self/environ")  # the process's own environment, keys and all
     (corpus / "again.md").symlink_to(corpus / "a.md")
+    os.mkfifo(corpus / "pipe.txt")  # not a regular file: reading it would wait for a writer for ever
     docs = load_corpus(corpus)
     assert [d.id for d in docs] == ["a.md", "again.md"]
-    assert not any("sk-not-for-the-index" in d.text for d in docs)
+    assert not any("sk-not-for-the-index" in d.text or "PATH=" in d.text for d in docs)
     assert "skipped env.txt, a link to" in caplog.text and "outside the corpus folder" in caplog.text
+    assert "skipped environ.txt, a link to" in caplog.text
 
 
 def test_jsonl_keeps_extra_scalars_and_drops_nulls() -> None:
