@@ -226,6 +226,10 @@ def test_the_server_answers_only_its_user(studio: str) -> None:
     assert httpx.post(search, json=body, timeout=30.0).status_code == 401
     wrong = {"Authorization": "Bearer guessed"}
     assert httpx.post(search, json=body, timeout=30.0, headers=wrong).status_code == 401
+    # `langgraph dev` lets a request saying it comes from Studio skip custom auth unless langgraph.json
+    # turns that off (disable_studio_auth): any page could say so
+    studio_says = {"x-auth-scheme": "langsmith", "Origin": "https://smith.langchain.com"}
+    assert httpx.post(search, json=body, timeout=30.0, headers=studio_says).status_code == 401
     foreign = {**AUTH, "Origin": "https://attacker.example"}
     assert httpx.post(search, json=body, timeout=30.0, headers=foreign).status_code == 403
     rebound = {**AUTH, "Host": "attacker.example:2024"}
@@ -237,6 +241,15 @@ def test_the_server_answers_only_its_user(studio: str) -> None:
     preflight = {"Origin": "https://attacker.example", "Access-Control-Request-Method": "POST"}
     asked = httpx.options(f"{studio}/runs/wait", headers=preflight, timeout=30.0)
     assert "access-control-allow-origin" not in asked.headers
+    # Studio's own preflight for a request carrying the token: allowed, so its browser sends the header
+    own = {
+        **preflight,
+        "Origin": "https://smith.langchain.com",
+        "Access-Control-Request-Headers": "authorization",
+    }
+    allowed = httpx.options(f"{studio}/runs/wait", headers=own, timeout=30.0)
+    assert allowed.headers["access-control-allow-origin"] == "https://smith.langchain.com"
+    assert "authorization" in allowed.headers["access-control-allow-headers"].lower()
 
 
 def _run_error(studio: str, question: str, context: dict[str, Any]) -> str:
