@@ -67,6 +67,37 @@ def test_a_planted_checkpoint_row_runs_nothing_and_history_refuses_it(
     ]
 
 
+def test_a_planted_postgres_row_runs_nothing_either(postgres_url: str, tmp_path: Path) -> None:
+    """The Postgres saver keeps each non-scalar channel value in its own row of checkpoint_blobs (a list of
+    passages, here), serialized by the same serializer: a value planted there is refused the same way."""
+    import psycopg
+
+    saver = checkpointer_for(Settings(data_dir=tmp_path / "data", checkpointer=postgres_url))
+    thread = f"{THREAD}-postgres"
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {
+        "evidence": [{"id": "curie#0", "text": "Marie Curie was born in Warsaw."}]
+    }
+    checkpoint["channel_versions"] = {"evidence": "1"}
+    saver.put(config, checkpoint, {"source": "input", "step": -1}, {"evidence": "1"})
+    marker = tmp_path / "ran"
+    command = ormsgpack.Ext(EXT_CONSTRUCTOR_POS_ARGS, ormsgpack.packb(["os", "system", [f"touch {marker}"]]))
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        planted = db.execute(
+            "UPDATE checkpoint_blobs SET type = 'msgpack', blob = %s WHERE thread_id = %s",
+            (ormsgpack.packb([command]), thread),
+        )
+        assert planted.rowcount == 1
+        [(blob,)] = db.execute("SELECT blob FROM checkpoint_blobs WHERE thread_id = %s", (thread,)).fetchall()
+    JsonPlusSerializer().loads_typed(("msgpack", blob))  # LangGraph's default serializer runs the command
+    assert marker.exists()
+    marker.unlink()
+    with pytest.raises(UnsafeCheckpointError, match=r"names os\.system, a type hopgraph never writes"):
+        saver.get_tuple(config)
+    assert not marker.exists()
+
+
 @pytest.mark.parametrize(
     "envelope",
     [
