@@ -48,7 +48,7 @@ from stores.evidence import Evidence, about_line, evidence_from
 from stores.exact import EXACT_SEARCH_MAX_CHUNKS, ExactVectors
 from stores.extra_registry import EXTRAS, extra_named, in_build_order
 from stores.extras import CHUNK_COLLECTION, Extra, ExtraBuild, ExtraMissingError, ExtraSource
-from stores.files import batches, refuse_links, write_atomic
+from stores.files import batches, open_appending, refuse_links, write_atomic
 from stores.locks import LOCK_FILE, writer_lock
 from stores.protocols import Embedder, Progress
 
@@ -568,7 +568,7 @@ class IndexStore:
 
         self._forget(name, build_id)  # a cached index of this folder would hold Chroma state from before
         build_dir.mkdir(parents=True, exist_ok=True)
-        (build_dir / _INCOMPLETE).touch()
+        open_appending(build_dir / _INCOMPLETE).close()  # created, never through a planted link
 
         if same_chunks is not None:
             self._copy_chunk_part(

@@ -26,6 +26,7 @@ from stores.documents import Document, load_corpus
 from stores.errors import IndexMismatchError, IndexNotFoundError
 from stores.extra_registry import EXTRAS
 from stores.extras import Extra, ExtraBuild, ExtraMissingError, ExtraSource, UnknownExtraError
+from stores.files import LinkedPathError
 from stores.index import EMBED_BATCH, IndexParams, IndexStore, Manifest
 
 CORPORA = Path(__file__).parent / "fixtures" / "corpora"
@@ -203,6 +204,24 @@ def test_interrupted_build_keeps_old_index_and_resumes(store: IndexStore, minilm
     assert index.manifest.chunks == total and len(index.all_chunks()) == total
     assert top_doc(index, "Sam Bankman-Fried testimony at the FTX fraud trial", "dense") == SBF
     assert len(list((store.root / "news" / "builds").iterdir())) == 1
+
+
+def test_an_interrupted_builds_marker_planted_as_a_link_is_refused(
+    store: IndexStore, minilm: MiniLM, tmp_path: Path
+) -> None:
+    """A copied data directory may hold an interrupted build whose `.incomplete` marker links elsewhere:
+    resuming it refuses the link in one line, and creates nothing where it points."""
+    small = IndexParams(chunk_size=8, chunk_overlap=2)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        store.build("news", MULTIHOP, Counting(minilm, fail_after=1), small)
+    (partial,) = [p for p in (store.root / "news" / "builds").iterdir() if (p / ".incomplete").exists()]
+    outside = tmp_path / "elsewhere" / "created-through-the-link"
+    outside.parent.mkdir()
+    (partial / ".incomplete").unlink()
+    (partial / ".incomplete").symlink_to(outside)
+    with pytest.raises(LinkedPathError, match=r"\.incomplete: this file is a symbolic link"):
+        store.build("news", MULTIHOP, minilm, small)
+    assert not outside.exists()
 
 
 def test_open_missing_index_says_so_without_naming_the_others(store: IndexStore, minilm: MiniLM) -> None:
