@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import statistics
 import threading
 import time
@@ -32,6 +31,7 @@ from stores.chunking import Chunk, chunk_corpus
 from stores.documents import Document, load_corpus
 from stores.errors import HopgraphError
 from stores.extra_registry import extra_named, in_build_order
+from stores.files import connect_sqlite
 from stores.index import BuildResult, IndexParams, IndexStore
 from stores.locks import taking_turns
 from stores.question_graph import JOURNAL as EDGE_JOURNAL
@@ -163,8 +163,7 @@ def _open_saver(url: str) -> BaseCheckpointSaver:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         path = Path(url.removeprefix("sqlite:///"))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=checkpoint_serializer())
+        saver = SqliteSaver(connect_sqlite(path), serde=checkpoint_serializer())
         with taking_turns(path.parent):  # one process at a time sets a new database up
             saver.setup()  # WAL journal
         # In WAL mode, synchronous=NORMAL leaves a commit in the log without waiting for the disk: it survives

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import sqlite3
 import threading
 import time
 from collections import Counter
@@ -41,6 +40,7 @@ from nodes.window import estimated_tokens
 from prompts.echo import NUDGE, EchoGuard
 from prompts.structured import ReplyShape
 from stores.errors import HopgraphError
+from stores.files import connect_sqlite
 from stores.locks import taking_turns
 from stores.redaction import redact
 
@@ -132,8 +132,7 @@ class ResponseCache:
     """SQLite cache of completions keyed by model id + messages + generation parameters."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db = connect_sqlite(path, isolation_level=None)
         with taking_turns(path.parent):  # one process at a time sets a new cache up
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(

@@ -9,6 +9,7 @@ someone else's file.
 from __future__ import annotations
 
 import os
+import sqlite3
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -53,6 +54,15 @@ def open_appending(path: Path, mode: str = "a+b") -> IO[Any]:
     flags = os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | (os.O_RDWR if "+" in mode else os.O_WRONLY)
     descriptor = os.open(path, flags, 0o644)
     return os.fdopen(descriptor, mode, **({} if "b" in mode else {"encoding": "utf-8"}))
+
+
+def connect_sqlite(path: Path, **options: Any) -> sqlite3.Connection:
+    """A connection to the SQLite database at `path` (its folder made if missing), usable from any thread,
+    never through a link: SQLite writes the file a link names, so a data directory copied with a planted
+    `checkpoints.sqlite -> elsewhere` would have hopgraph write there."""
+    refuse_links(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return sqlite3.connect(path, check_same_thread=False, **options)
 
 
 def batches(items: Sequence[Any], size: int) -> list[Sequence[Any]]:

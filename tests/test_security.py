@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from matplotlib.text import Text
 from evals.plots import f1_vs_calls_figure
 from hopgraph import Settings, services_for
 from hopgraph.api import checkpointer_for
+from nodes.llm import ResponseCache
 from stores.documents import Document
 from stores.errors import IndexDamagedError
 from stores.files import LinkedPathError
@@ -135,6 +137,28 @@ def test_a_dollar_in_a_method_label_draws_as_text() -> None:
     figure.canvas.draw()
     shown = [text.get_text() for text in figure.findobj(Text)]
     assert {r"naive+note=\$x^\$ (n=2)", r"hotpot\$qa\$"} <= set(shown)
+
+
+@pytest.mark.parametrize(
+    ("database", "opened"),
+    [
+        ("checkpoints.sqlite", checkpointer_for),
+        ("llm_cache.sqlite", lambda settings: ResponseCache(settings.data_dir / "llm_cache.sqlite")),
+    ],
+    ids=["checkpoints", "response cache"],
+)
+def test_a_database_planted_as_a_link_in_the_data_directory_is_refused(
+    tmp_path: Path, database: str, opened: Callable[[Settings], object]
+) -> None:
+    """SQLite writes the file a link names: a copied data directory with `checkpoints.sqlite ->
+    elsewhere` (or the response cache's) is refused in one line, and nothing is written where it points."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    elsewhere = tmp_path / "elsewhere.sqlite"
+    (data_dir / database).symlink_to(elsewhere)
+    with pytest.raises(LinkedPathError, match=rf"{re.escape(database)}: this file is a symbolic link"):
+        opened(Settings(data_dir=data_dir))
+    assert not elsewhere.exists()
 
 
 def test_the_data_directory_is_created_readable_by_its_owner_only(tmp_path: Path) -> None:
