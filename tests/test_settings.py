@@ -63,6 +63,13 @@ def test_unknown_keys_are_rejected_by_name(tmp_path: Path, monkeypatch: pytest.M
     assert str(raised.value) == (
         f"{path}: lmm is not a setting (did you mean llm?): remove it or correct its name"
     )
+    # a misspelt secret: named by its key, its value never shown
+    path.write_text('api_kye = "sk-planted-secret"\n')
+    with pytest.raises(SettingsError) as raised:
+        Settings()
+    assert str(raised.value) == (
+        f"{path}: api_kye is not a setting (did you mean api_key?): remove it or correct its name"
+    )
 
 
 def test_a_provider_spec_without_a_provider_is_a_clear_error(tmp_path: Path) -> None:
