@@ -9,14 +9,17 @@ opened anew by each), which is what the race needs.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from hopgraph import api
 from hopgraph.api import _open_saver
+from nodes import llm
 from nodes.llm import ResponseCache
 from stores.locks import taking_turns
 
@@ -28,12 +31,21 @@ OPENERS: dict[str, tuple[Callable[[Path], object], list[str]]] = {
 
 @pytest.mark.parametrize("database_kind", OPENERS)
 def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(
-    tmp_path: Path, database_kind: str
+    tmp_path: Path, database_kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     open_database, tables = OPENERS[database_kind]
     database = tmp_path / "db.sqlite"
-    opened = threading.Event()
+    asked, opened = threading.Event(), threading.Event()
     failures: list[BaseException] = []
+
+    @contextlib.contextmanager
+    def noted_turns(folder: Path) -> Iterator[None]:
+        asked.set()  # the opener has come to the folder's turn: from here it waits for the holder
+        with taking_turns(folder):
+            yield
+
+    for module in (api, llm):
+        monkeypatch.setattr(module, "taking_turns", noted_turns)
 
     def open_it() -> None:
         try:
@@ -45,8 +57,9 @@ def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(
     with taking_turns(tmp_path):
         opener = threading.Thread(target=open_it)
         opener.start()
-        assert not opened.wait(0.5), failures  # it waits while another holds the turn
-        assert not database.exists() or not _tables(database)
+        assert asked.wait(timeout=30), failures
+        # while this thread holds the turn, the opener has set nothing up, however long it is given
+        assert not opened.is_set() and (not database.exists() or not _tables(database))
     opener.join(timeout=30)
     assert opened.is_set() and failures == []
     assert _tables(database) == tables

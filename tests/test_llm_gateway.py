@@ -80,8 +80,29 @@ def test_provider_failures_become_one_clear_error() -> None:
 
 
 def test_an_exclusive_model_is_never_called_concurrently() -> None:
+    """Eight threads call one exclusive model at once. The first call finishes only after every thread has
+    come to the model's lock (counted by a lock that counts who asks for it), so without the lock the
+    calls would overlap; with it, one runs at a time."""
+    callers = 8
     active, peak = 0, 0
     guard = threading.Lock()
+    all_asked = threading.Event()
+
+    class CountingLock:
+        """The model's lock, counting the threads that asked for it."""
+
+        def __init__(self) -> None:
+            self._lock, self._asked = threading.Lock(), 0
+
+        def __enter__(self) -> None:
+            with guard:
+                self._asked += 1
+                if self._asked == callers:
+                    all_asked.set()
+            self._lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            self._lock.release()
 
     class Counting(GenericFakeChatModel):
         def _generate(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -89,21 +110,22 @@ def test_an_exclusive_model_is_never_called_concurrently() -> None:
             with guard:
                 active += 1
                 peak = max(peak, active)
-            threading.Event().wait(0.02)
+            assert all_asked.wait(timeout=60), "not every caller came to the lock"
             with guard:
                 active -= 1
             return super()._generate(*args, **kwargs)
 
-    model = Counting(messages=iter(AIMessage(str(i)) for i in range(8)))
-    gateway = LLMGateway({}, RoleModel(model, "m", "scripted", exclusive=True))
+    model = Counting(messages=iter(AIMessage(str(i)) for i in range(callers)))
+    role = RoleModel(model, "m", "scripted", exclusive=True, lock=CountingLock())  # type: ignore[arg-type]
+    gateway = LLMGateway({}, role)
     threads = [
         threading.Thread(
             target=gateway.complete, args=("g", [HumanMessage(str(i))]), kwargs={"max_tokens": 2}
         )
-        for i in range(8)
+        for i in range(callers)
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert peak == 1
+    assert peak == 1 and all_asked.is_set()

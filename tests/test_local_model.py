@@ -3,10 +3,12 @@ sha256, atomic, and clear when it cannot load."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import subprocess
 import sys
-import time
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,18 +65,30 @@ def test_a_truncated_model_is_replaced_not_loaded(tmp_path: Path, gguf_path: Pat
 def test_assemblies_into_one_folder_take_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two assemblies into one folder at once (two test workers, two commands; here two threads, each
     locking the folder through a descriptor of its own, as two processes do): the second waits for the
-    first and finds its model, so the 1.1 GB are written once. The assembly itself is stubbed: a half
-    second in which the other caller arrives."""
+    first and finds its model, so the 1.1 GB are written once. The assembly itself is stubbed: it finishes
+    only once the other caller has come to the folder's lock, so the two always overlap."""
     assembled: list[Path] = []
+    arrivals: list[Path] = []
+    both_arrived = threading.Event()
+    real_turns = local_model.taking_turns
+
+    @contextlib.contextmanager
+    def counted_turns(folder: Path) -> Iterator[None]:
+        arrivals.append(folder)
+        if len(arrivals) == 2:
+            both_arrived.set()
+        with real_turns(folder):
+            yield
 
     def assemble(parts: list[Path], model_dir: Path, target: Path, progress: object) -> None:
         assembled.append(target)
-        time.sleep(0.5)
+        assert both_arrived.wait(timeout=60), "the second caller never came to the lock"
         target.write_bytes(b"the model")
 
     monkeypatch.setattr(local_model, "part_paths", lambda: [])
     monkeypatch.setattr(local_model, "_verified", lambda target: target.is_file())
     monkeypatch.setattr(local_model, "_assemble", assemble)
+    monkeypatch.setattr(local_model, "taking_turns", counted_turns)
     with ThreadPoolExecutor(2) as pool:
         paths = list(pool.map(lambda _: ensure_gguf(tmp_path), range(2)))
     assert paths == [tmp_path / GGUF_NAME] * 2
