@@ -34,6 +34,7 @@ from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
+from pydantic import SecretStr
 
 from nodes.state import LLMUsage
 from nodes.window import estimated_tokens
@@ -436,7 +437,11 @@ def _described(exc: Exception) -> str:
 
 def _provider_error(role: str, chosen: RoleModel, what: str) -> ProviderError:
     """The one line every provider fault ends in: the role, the model and its URL, what went wrong, and
-    what to check."""
+    what to check. A server's own error text may echo the key it was sent whole: every secret the chat
+    model holds (its key, whatever the provider's class names the field) is masked in it."""
+    for secret in vars(chosen.model).values():
+        if isinstance(secret, SecretStr) and secret.get_secret_value():
+            what = what.replace(secret.get_secret_value(), "***")
     return ProviderError(
         f"The model for role '{role}' ({chosen.describe}) failed: {what}. Check that the server is running "
         "and reachable and that the model name and API key are right, or raise `timeout` / `max_retries` in "

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from servers import serving
 
-Fault = Literal["429", "500", "drop", "not-json", "truncated", "no-choices", "empty", "refused"]
+Fault = Literal["429", "500", "401", "drop", "not-json", "truncated", "no-choices", "empty", "refused"]
 # Faults answered with status 200, as a misbehaving server does: a body that is not JSON, a completion cut
 # short, one with an empty `choices` list, one whose content is empty (no completion tokens either)
 _BROKEN_REPLIES = ("not-json", "truncated", "no-choices", "empty")
@@ -155,6 +155,12 @@ def serve(stub: OpenAIStub) -> Iterator[OpenAIStub]:
                 message = "Unrecognized request argument supplied: response_format"
                 error = {"error": {"message": message, "type": "invalid_request_error"}}
                 self._send(400, json.dumps(error).encode(), {})
+                return
+            if fault == "401":  # a server that echoes the whole key it was sent, as some do
+                key = self.headers.get("authorization", "").removeprefix("Bearer ")
+                message = f"Incorrect API key provided: {key}"
+                error = {"error": {"message": message, "type": "invalid_api_key"}}
+                self._send(401, json.dumps(error).encode(), {})
                 return
             status, retry = (429, {"retry-after": "1"}) if fault == "429" else (500, {})
             error = {"error": {"message": f"injected {status}", "type": "server_error"}}

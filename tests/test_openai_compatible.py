@@ -214,6 +214,17 @@ def test_an_unavailable_provider_fails_with_one_clear_error_after_its_retries(
     assert unavailable_provider.requests == ["POST /v1/chat/completions"] * 2
 
 
+def test_a_provider_echoing_the_key_is_reported_without_it(settings: Settings, sample_index: str) -> None:
+    """A server that answers 401 with the whole key it was sent in its error text: the one-line error
+    names the fault and the server, and shows stars where the key stood."""
+    key = "sk-echoed-by-the-server-0123456789"
+    stub = OpenAIStub(reply=lambda prompt: "unused", fault=lambda prompt, earlier: "401")
+    with serve(stub):
+        message = _provider_failure(_remote(settings, base_url=stub.base_url, api_key=key, max_retries=0))
+    assert stub.requests[0].headers["authorization"] == f"Bearer {key}"  # the server did get the key
+    assert key not in message and "Incorrect API key provided: ***" in message and "401" in message
+
+
 def test_a_hanging_provider_times_out_within_the_configured_timeout(
     settings: Settings, sample_index: str, hanging_provider: FakeProvider
 ) -> None:
