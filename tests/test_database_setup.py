@@ -9,10 +9,9 @@ opened anew by each), which is what the race needs.
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from hopgraph.api import _open_saver
 from nodes import llm
 from nodes.llm import ResponseCache
 from stores.locks import taking_turns
+from tests.turns import CountedTurns
 
 OPENERS: dict[str, tuple[Callable[[Path], object], list[str]]] = {
     "checkpoints": (lambda path: _open_saver(f"sqlite:///{path}"), ["checkpoints", "writes"]),
@@ -35,17 +35,11 @@ def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(
 ) -> None:
     open_database, tables = OPENERS[database_kind]
     database = tmp_path / "db.sqlite"
-    asked, opened = threading.Event(), threading.Event()
+    opened = threading.Event()
     failures: list[BaseException] = []
-
-    @contextlib.contextmanager
-    def noted_turns(folder: Path) -> Iterator[None]:
-        asked.set()  # the opener has come to the folder's turn: from here it waits for the holder
-        with taking_turns(folder):
-            yield
-
+    turns = CountedTurns(callers=1)  # the opener: from its coming to the lock it waits for the holder
     for module in (api, llm):
-        monkeypatch.setattr(module, "taking_turns", noted_turns)
+        monkeypatch.setattr(module, "taking_turns", turns)
 
     def open_it() -> None:
         try:
@@ -57,7 +51,7 @@ def test_setting_up_waits_for_the_folders_turn_and_then_leaves_a_wal_database(
     with taking_turns(tmp_path):
         opener = threading.Thread(target=open_it)
         opener.start()
-        assert asked.wait(timeout=30), failures
+        assert turns.all_came.wait(timeout=30), failures
         # while this thread holds the turn, the opener has set nothing up, however long it is given
         assert not opened.is_set() and (not database.exists() or not _tables(database))
     opener.join(timeout=30)

@@ -3,12 +3,9 @@ sha256, atomic, and clear when it cannot load."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,6 +22,7 @@ from hopgraph.local_model import (
     ensure_gguf,
     part_paths,
 )
+from tests.turns import CountedTurns
 
 
 def test_the_assembled_model_is_the_parts_in_order(gguf_path: Path) -> None:
@@ -68,27 +66,17 @@ def test_assemblies_into_one_folder_take_turns(tmp_path: Path, monkeypatch: pyte
     first and finds its model, so the 1.1 GB are written once. The assembly itself is stubbed: it finishes
     only once the other caller has come to the folder's lock, so the two always overlap."""
     assembled: list[Path] = []
-    arrivals: list[Path] = []
-    both_arrived = threading.Event()
-    real_turns = local_model.taking_turns
-
-    @contextlib.contextmanager
-    def counted_turns(folder: Path) -> Iterator[None]:
-        arrivals.append(folder)
-        if len(arrivals) == 2:
-            both_arrived.set()
-        with real_turns(folder):
-            yield
+    turns = CountedTurns(callers=2)
 
     def assemble(parts: list[Path], model_dir: Path, target: Path, progress: object) -> None:
         assembled.append(target)
-        assert both_arrived.wait(timeout=60), "the second caller never came to the lock"
+        assert turns.all_came.wait(timeout=60), "the second caller never came to the lock"
         target.write_bytes(b"the model")
 
     monkeypatch.setattr(local_model, "part_paths", lambda: [])
     monkeypatch.setattr(local_model, "_verified", lambda target: target.is_file())
     monkeypatch.setattr(local_model, "_assemble", assemble)
-    monkeypatch.setattr(local_model, "taking_turns", counted_turns)
+    monkeypatch.setattr(local_model, "taking_turns", turns)
     with ThreadPoolExecutor(2) as pool:
         paths = list(pool.map(lambda _: ensure_gguf(tmp_path), range(2)))
     assert paths == [tmp_path / GGUF_NAME] * 2
