@@ -49,14 +49,15 @@ class Request:
 @dataclass
 class OpenAIStub:
     """`reply(prompt)` gives the completion; `fault(prompt, earlier)` a fault for a request, given how many
-    requests with the same prompt came before it, or None to answer. `delay` holds each answer back, so
-    concurrent requests overlap (`max_in_flight` counts how many did at once). `streamed(prompt, words)` is
+    requests with the same prompt came before it, or None to answer. `hold(prompt)` runs while its request is
+    in flight, so a test can keep concurrent requests waiting for each other (`max_in_flight` counts how many
+    were in flight at once). `streamed(prompt, words)` is
     called each time a streamed reply has sent `words` words, so a test can hold a reply mid-stream. With
     `refuse_response_format`, a request asking for a reply's shape gets a 400 naming `response_format`."""
 
     reply: Callable[[str], str]
     fault: Callable[[str, int], Fault | None] = lambda prompt, earlier: None
-    delay: float = 0.0
+    hold: Callable[[str], None] = lambda prompt: None
     streamed: Callable[[str, int], None] = lambda prompt, words: None
     refuse_response_format: bool = False
     base_url: str = ""
@@ -76,7 +77,7 @@ class OpenAIStub:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
-            time.sleep(self.delay)
+            self.hold(prompt)
         finally:
             with self._lock:
                 self._in_flight -= 1

@@ -10,6 +10,7 @@ the checkpoints; only the answers are canned.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -34,6 +35,26 @@ FAULTS: dict[str, list[Fault]] = {
     QUESTIONS[3]: ["500", "500", "500"],
 }
 MAX_RETRIES = 2
+CONCURRENCY = 3
+
+
+class FirstTogether:
+    """Holds the provider's first `parties` requests in flight until all of them have arrived, then lets
+    every request through at once: the questions are shown to run together by their requests meeting,
+    not by a delay long enough for them to overlap. With fewer in flight at once the barrier breaks (after a
+    minute, a failure's guard only) and `max_in_flight` says how many came."""
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties)
+        self.arrived = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, prompt: str) -> None:
+        with self._lock:
+            self.arrived += 1
+            waits = self.arrived <= self.barrier.parties
+        if waits:
+            self.barrier.wait(timeout=60)
 
 
 class RetryWaits:
@@ -64,7 +85,7 @@ def test_provider_faults_under_concurrency_never_lose_or_duplicate_a_result_line
             return None
         return planned[earlier] if earlier < len(planned) else None
 
-    stub = OpenAIStub(reply=tiny_hotpot.answer, fault=fault, delay=0.4)
+    stub = OpenAIStub(reply=tiny_hotpot.answer, fault=fault, hold=FirstTogether(CONCURRENCY))
     data = tiny_hotpot.write(tmp_path / "tiny")
     out_dir = tmp_path / "run"
     with serve(stub):
@@ -77,7 +98,7 @@ def test_provider_faults_under_concurrency_never_lose_or_duplicate_a_result_line
         )
 
         def run() -> None:
-            evaluate("hotpotqa", data, ["naive"], out_dir=out_dir, settings=settings, concurrency=3)
+            evaluate("hotpotqa", data, ["naive"], out_dir=out_dir, settings=settings, concurrency=CONCURRENCY)
 
         run()
         first = [r for r in read_records(results_path(out_dir)) if r["type"] == "result"]
@@ -102,7 +123,7 @@ def test_provider_faults_under_concurrency_never_lose_or_duplicate_a_result_line
         # Retry-After asked for; the others the SDK's own backoff, which starts at 0.5 s less up to a quarter
         assert len(retries.waits) == 1 + 1 + 1 + MAX_RETRIES
         assert retries.waits.count(1.0) == 1 and sum(w <= 0.5 for w in retries.waits) == 3
-        assert 2 <= stub.max_in_flight <= 3  # questions really were in flight together, at most 3
+        assert stub.max_in_flight == CONCURRENCY  # the first three met in flight; never more at once
 
         healed = True
         requests_before = len(stub.requests)
