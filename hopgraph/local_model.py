@@ -235,6 +235,11 @@ class PrefixContexts:
         self._by_family[family] = llama
         return llama
 
+    def forget(self) -> None:
+        """Every context forgets the prompt it holds: its next prompt is evaluated from the first token."""
+        for llama in (*self._spare, *self._by_family.values()):
+            llama.reset()
+
 
 class LocalLlamaChat(BaseChatModel):
     """A LangChain chat model over an in-process llama.cpp model, reporting reused-prefix tokens.
@@ -284,6 +289,20 @@ class LocalLlamaChat(BaseChatModel):
                     ) from exc
                 self._contexts = PrefixContexts(primary, self.contexts)
             return self._contexts.for_family(family)
+
+    def forget_prompts(self) -> None:
+        """The next call of every prompt family evaluates its whole prompt, as in a fresh process.
+
+        A reply can depend on what the context evaluated before it, not only on its prompt: llama.cpp's
+        logits for a token depend on how many tokens were evaluated with it in one batch, and a reused
+        prefix leaves fewer. On an AVX-512 build (2026-11-28) that was enough to change greedy replies:
+        query decomposition's three sub-questions for one question came out three ways, fresh, after
+        ChainRAG's decomposer prompt in the same context and after the same prompt once before. On the AVX2
+        builds measured before, the replies matched (docs/architecture.md). Call this where a reply must not
+        depend on the calls before it; the cost is the shared prefixes evaluated once more."""
+        with self._load_lock:
+            if self._contexts is not None:
+                self._contexts.forget()
 
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` in the model's own vocabulary, loaded alone on first use (`vocab_only`: no

@@ -13,8 +13,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from hopgraph.local_model import MODEL_ID, LocalLlamaChat
 from nodes.llm import LLMGateway, RoleModel
+from prompts import decompose as decomposition
+from tests.two_hop import BRIDGE
 
 pytestmark = pytest.mark.llm
+
+COUNT = decomposition.SubQuestionCount(3, exactly=True)  # query decomposition's default prompt
 
 READER = "Read the numbered passages and answer about them, using only what they say. " * 3
 PASSAGE = "Passages:\n[1] Paris is the capital of France. It lies on the Seine.\n\n"
@@ -92,3 +96,23 @@ def test_fewer_than_one_context_is_refused_with_the_setting_named(gguf_path: Pat
     model = LocalLlamaChat(model_path=str(gguf_path), n_ctx=1024, contexts=0)
     with pytest.raises(ValueError, match="local_contexts = 0"):
         model.invoke(PROMPTS["judge"])
+
+
+def test_a_forgotten_prompt_is_evaluated_whole_and_answered_as_in_a_fresh_process(gguf_path: Path) -> None:
+    """forget_prompts: the call after it evaluates its whole prompt, so its reply is the one a fresh model
+    gives, whatever the contexts held (a reused prefix can change a greedy reply on some builds)."""
+    decompose = [
+        SystemMessage(decomposition.system_text(COUNT)),
+        HumanMessage(f"Question: {BRIDGE}\n{decomposition.cue(COUNT)}"),
+    ]
+    fresh = LocalLlamaChat(model_path=str(gguf_path), n_ctx=1024, contexts=1)
+    alone = fresh.invoke(decompose)
+
+    model = LocalLlamaChat(model_path=str(gguf_path), n_ctx=1024, contexts=1)
+    model.invoke(decomposition.messages(BRIDGE))  # another system text, the same template's first tokens
+    model.invoke(decompose)
+    model.forget_prompts()
+    again = model.invoke(decompose)
+
+    assert again.content == alone.content
+    assert again.usage_metadata["input_token_details"]["cache_read"] == 0  # nothing of it was kept
