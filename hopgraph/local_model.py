@@ -236,9 +236,11 @@ class PrefixContexts:
         return llama
 
     def forget(self) -> None:
-        """Every context forgets the prompt it holds: its next prompt is evaluated from the first token."""
+        """Every context forgets the prompt it holds: its next prompt is evaluated from the first token, into
+        an emptied KV cache (not only the prompt's cells freed), as in a context just made."""
         for llama in (*self._spare, *self._by_family.values()):
             llama.reset()
+            llama._ctx.kv_cache_clear()
 
 
 class LocalLlamaChat(BaseChatModel):
