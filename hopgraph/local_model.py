@@ -300,8 +300,8 @@ class LocalLlamaChat(BaseChatModel):
         prefix leaves fewer. On an AVX-512 build (2026-11-28) that was enough to change greedy replies:
         query decomposition's three sub-questions for one question came out three ways, fresh, after
         ChainRAG's decomposer prompt in the same context and after the same prompt once before. On the AVX2
-        builds measured before, the replies matched (docs/architecture.md). Call this where a reply must not
-        depend on the calls before it; the cost is the shared prefixes evaluated once more."""
+        builds measured before, they nearly always matched (docs/architecture.md). Call this where a reply
+        must not depend on the calls before it; the cost is the shared prefixes evaluated once more."""
         with self._load_lock:
             if self._contexts is not None:
                 self._contexts.forget()
