@@ -10,7 +10,6 @@ the checkpoints; only the answers are canned.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -23,6 +22,7 @@ from openai_stub import Fault, OpenAIStub, serve
 from evals.runner import latest_results, read_records, results_path
 from hopgraph import Settings
 from hopgraph.evaluate import evaluate
+from tests.turns import Arrivals
 
 pytestmark = [pytest.mark.server, pytest.mark.timeout(600)]
 
@@ -38,23 +38,15 @@ MAX_RETRIES = 2
 CONCURRENCY = 3
 
 
-class FirstTogether:
-    """Holds the provider's first `parties` requests in flight until all of them have arrived, then lets
+class FirstTogether(Arrivals):
+    """Holds the provider's first `callers` requests in flight until all of them have arrived, then lets
     every request through at once: the questions are shown to run together by their requests meeting,
-    not by a delay long enough for them to overlap. With fewer in flight at once the barrier breaks (after a
+    not by a delay long enough for them to overlap. With fewer in flight at once the wait fails (after a
     minute, a failure's guard only) and `max_in_flight` says how many came."""
 
-    def __init__(self, parties: int) -> None:
-        self.barrier = threading.Barrier(parties)
-        self.arrived = 0
-        self._lock = threading.Lock()
-
     def __call__(self, prompt: str) -> None:
-        with self._lock:
-            self.arrived += 1
-            waits = self.arrived <= self.barrier.parties
-        if waits:
-            self.barrier.wait(timeout=60)
+        if self.came() <= self.callers:
+            assert self.all_came.wait(timeout=60), "fewer requests were in flight together than asked"
 
 
 class RetryWaits:

@@ -10,6 +10,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from nodes.llm import LLMGateway, ProviderError, ResponseCache, RoleModel
+from tests.turns import Arrivals
 
 
 def scripted(*replies: str, prompt_tokens: int = 100, cache_read: int = 0) -> GenericFakeChatModel:
@@ -86,19 +87,17 @@ def test_an_exclusive_model_is_never_called_concurrently() -> None:
     callers = 8
     active, peak = 0, 0
     guard = threading.Lock()
-    all_asked = threading.Event()
+    asked = Arrivals(callers)
+    all_asked = asked.all_came
 
     class CountingLock:
         """The model's lock, counting the threads that asked for it."""
 
         def __init__(self) -> None:
-            self._lock, self._asked = threading.Lock(), 0
+            self._lock = threading.Lock()
 
         def __enter__(self) -> None:
-            with guard:
-                self._asked += 1
-                if self._asked == callers:
-                    all_asked.set()
+            asked.came()
             self._lock.acquire()
 
         def __exit__(self, *exc: object) -> None:

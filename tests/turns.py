@@ -1,5 +1,6 @@
-"""A folder's turn (stores.locks.taking_turns) that says when its callers have come to it, so a test waits
-for two callers to overlap instead of sleeping and hoping they did."""
+"""Knowing that concurrent callers have come to a point, so a test waits for them to overlap instead of
+sleeping and hoping they did: `Arrivals` counts them, `CountedTurns` counts the callers of a folder's turn
+(stores.locks.taking_turns)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ from pathlib import Path
 from stores.locks import taking_turns
 
 
-class CountedTurns:
-    """`taking_turns`, replacing it in a module under test: `all_came` is set once `callers` calls have come
-    to the folder's lock (before they wait for it), and each then takes its turn as before."""
+class Arrivals:
+    """Counts the calls that come to a point; `all_came` is set once `callers` of them have."""
 
     def __init__(self, callers: int) -> None:
         self.callers = callers
@@ -21,11 +21,21 @@ class CountedTurns:
         self._came = 0
         self._guard = threading.Lock()
 
-    @contextmanager
-    def __call__(self, folder: Path) -> Iterator[None]:
+    def came(self) -> int:
+        """Count one more arrival; its number, the first being 1."""
         with self._guard:
             self._came += 1
             if self._came >= self.callers:
                 self.all_came.set()
+            return self._came
+
+
+class CountedTurns(Arrivals):
+    """`taking_turns`, replacing it in a module under test: `all_came` is set once `callers` calls have come
+    to the folder's lock (before they wait for it), and each then takes its turn as before."""
+
+    @contextmanager
+    def __call__(self, folder: Path) -> Iterator[None]:
+        self.came()
         with taking_turns(folder):
             yield
