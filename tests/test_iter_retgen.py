@@ -1,10 +1,11 @@
 """Iter-RetGen over real retrieval (the sample index: real BM25, Chroma, MiniLM, spaCy) with a scripted chat
 model in place of the LLM: each iteration writes a chain of thought over that iteration's passages alone,
-the next query is the question joined to the whole chain, the answer is read from the last chain (cut to
-its span, the direct reader's when the chain gives none, refusals as `unanswerable` and `refusal_check`
-say), the evidence keeps every passage at the first iteration that found it, the iterations end at T or
-at a fixed point, and retrieval is dense by default. The scripted model tests how the graph uses the LLM,
-never what an LLM would answer."""
+the next query is the question joined to the whole chain, the answer is by default the direct reader's over
+the last iteration's passages (which no chain then reads) and with `reader="cot"` is read from the last
+chain (cut to its span, the direct reader's when the chain gives none, refusals as `unanswerable` and
+`refusal_check` say), the evidence keeps every passage at the first iteration that found it, the
+iterations end at T or at a fixed point, and retrieval is dense by default. The scripted model tests how
+the graph uses the LLM, never what an LLM would answer."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ CHAINS = [
 def test_each_iteration_searches_with_the_question_and_the_whole_previous_chain_and_reads_its_own_passages(
     services: Any, sample_index: str
 ) -> None:
-    steps, final, model, indexes = run(services, scripted(CHAINS), top_k=3)
+    steps, final, model, indexes = run(services, scripted(CHAINS), top_k=3, reader="cot")
 
     assert steps == ["retrieve", "generate"] * 3
     # the whole chain, reasoning and its answer sentence, joined to the question: not only its answer
@@ -126,7 +127,7 @@ def test_a_chain_is_recorded_whole_on_one_line_without_the_prompt_layout_it_ran_
     services: Any, sample_index: str
 ) -> None:
     chains = ["A: Tesla builds it.\nIt is a pickup.\nQ: What else?", CHAINS[2]]
-    _, final, _, indexes = run(services, scripted(chains), top_k=2, iterations=2)
+    _, final, _, indexes = run(services, scripted(chains), top_k=2, iterations=2, reader="cot")
     assert final["generations"] == ["Tesla builds it. It is a pickup.", CHAINS[2]]
     assert indexes.queries[1] == f"{QUESTION} Tesla builds it. It is a pickup."
 
@@ -135,7 +136,7 @@ def test_the_last_chains_answer_is_cut_to_the_span_the_benchmarks_score(
     services: Any, sample_index: str
 ) -> None:
     last = "TechCrunch doubts it. So the answer is: the electric Cybertruck pickup made by Tesla."
-    _, final, model, _ = run(services, scripted([*CHAINS[:2], last]), top_k=2)
+    _, final, model, _ = run(services, scripted([*CHAINS[:2], last]), top_k=2, reader="cot")
     assert final["answer"] == "Cybertruck" and final["answer_shortening"] == "model"
     assert final["answer_sentence"] == "the electric Cybertruck pickup made by Tesla"
     # asked in the chain's own conversation, its prefix reused
@@ -146,7 +147,7 @@ def test_a_last_chain_without_an_answer_is_answered_by_the_direct_reader_and_rec
     services: Any, sample_index: str
 ) -> None:
     last = "TechCrunch wrote about a pickup truck. Its future was uncertain."
-    _, final, model, indexes = run(services, scripted([*CHAINS[:2], last]), top_k=3)
+    _, final, model, indexes = run(services, scripted([*CHAINS[:2], last]), top_k=3, reader="cot")
     index = services.indexes.open(sample_index)
     passages = search_evidence(index, indexes.queries[-1], 3, 3, mode="dense")
     assert model.prompts[-1] == direct_prompt(QUESTION, passages)  # the last iteration's own passages
@@ -156,11 +157,39 @@ def test_a_last_chain_without_an_answer_is_answered_by_the_direct_reader_and_rec
     assert [u["role"] for u in final["usage"]] == ["generator"] * 4
 
 
+def test_by_default_the_direct_reader_answers_from_the_last_iterations_passages_which_no_chain_reads(
+    services: Any, sample_index: str
+) -> None:
+    steps, final, model, indexes = run(services, scripted(CHAINS), top_k=3)  # the default reader
+    assert steps == ["retrieve", "generate"] * 3
+    # two chains, each the next query; the third iteration's passages go to the direct reader alone
+    assert indexes.queries == [QUESTION, f"{QUESTION} {CHAINS[0]}", f"{QUESTION} {CHAINS[1]}"]
+    index = services.indexes.open(sample_index)
+    passages = search_evidence(index, indexes.queries[-1], 3, 3, mode="dense")
+    assert model.prompts[-1] == direct_prompt(QUESTION, passages) and len(model.prompts) == 3
+    assert final["generations"] == CHAINS[:2] and final["read"] == [item["id"] for item in passages]
+    # the direct reader's answer, not the chains' (each names another): no fallback, it is the setting
+    assert final["answer"] == "Cybertruck" and not final.get("fallbacks")
+    assert final["stop"] == "iterations" and final["stats"]["iterations"] == 3.0
+
+
+def test_a_direct_reader_after_a_fixed_point_reads_the_passages_its_last_chain_read(
+    services: Any, sample_index: str
+) -> None:
+    steps, final, model, indexes = run(services, scripted([CHAINS[0], CHAINS[0]]))
+    assert steps == ["retrieve", "generate"] * 2 and final["stop"] == "converged"
+    index = services.indexes.open(sample_index)
+    passages = search_evidence(index, indexes.queries[-1], 5, 2, mode="dense")
+    assert model.prompts[-1] == direct_prompt(QUESTION, passages)
+    assert final["answer"] == "Cybertruck" and final["generations"] == [CHAINS[0], CHAINS[0]]
+    assert [u["role"] for u in final["usage"]] == ["generator"] * 3
+
+
 def test_an_earlier_chains_answer_is_never_read_and_an_empty_chain_leaves_the_question_alone(
     services: Any, sample_index: str
 ) -> None:
     chains = ["Tesla builds the Cybertruck.", "", CHAINS[2]]  # no "answer is" in the first: only a query
-    _, final, model, indexes = run(services, scripted(chains), top_k=2)
+    _, final, model, indexes = run(services, scripted(chains), top_k=2, reader="cot")
     assert indexes.queries == [QUESTION, f"{QUESTION} {chains[0]}", QUESTION]
     assert final["generations"] == chains and len(model.prompts) == 3  # no direct reader for iteration 1
     assert final["fallbacks"] == [
@@ -173,7 +202,7 @@ def test_an_earlier_chains_answer_is_never_read_and_an_empty_chain_leaves_the_qu
 def test_a_chain_repeating_the_previous_one_ends_the_iterations_at_their_fixed_point(
     services: Any, sample_index: str
 ) -> None:
-    steps, final, model, indexes = run(services, scripted([CHAINS[2], CHAINS[2]]), iterations=5)
+    steps, final, model, indexes = run(services, scripted([CHAINS[2], CHAINS[2]]), iterations=5, reader="cot")
     # iteration 3 would search with the same query as iteration 2, read the same passages, write the same
     assert steps == ["retrieve", "generate"] * 2 and len(model.prompts) == 2
     assert indexes.queries == [QUESTION, f"{QUESTION} {CHAINS[2]}"]
@@ -184,7 +213,7 @@ def test_a_chain_repeating_the_previous_one_ends_the_iterations_at_their_fixed_p
 def test_a_first_empty_chain_is_already_the_fixed_point_and_the_direct_reader_answers(
     services: Any, sample_index: str
 ) -> None:
-    steps, final, _, indexes = run(services, scripted([""]))
+    steps, final, _, indexes = run(services, scripted([""]), reader="cot")
     assert steps == ["retrieve", "generate"] and indexes.queries == [QUESTION]
     assert final["stop"] == "converged" and final["answer"] == "Cybertruck"
     assert final["fallbacks"] == [NO_ANSWER]
@@ -198,7 +227,7 @@ def test_a_refusal_under_unanswerable_is_kept_or_checked_and_a_refusing_chain_st
 
     # refusals kept as written: the last chain's refusal is the answer, no other call
     _, kept, model, indexes = run(
-        services, scripted(chains), iterations=2, unanswerable=True, refusal_check=False
+        services, scripted(chains), iterations=2, unanswerable=True, refusal_check=False, reader="cot"
     )
     # a refusing chain is searched with too: its reasoning still names what it looked for
     assert indexes.queries == [QUESTION, f"{QUESTION} {refusing}"]
@@ -215,6 +244,7 @@ def test_a_refusal_under_unanswerable_is_kept_or_checked_and_a_refusing_chain_st
         lambda prompt: missing if prompt.endswith(refusal_check.CHECK) else replies(prompt),
         iterations=2,
         unanswerable=True,
+        reader="cot",
     )
     assert answer.UNANSWERABLE_INSTRUCTION in model.prompts[2]  # the direct reader, offering the phrase
     assert (checked["answer"], checked["answer_outcome"]) == ("Insufficient information", "unanswerable")

@@ -299,7 +299,7 @@ LONGEST_PATH: dict[str, dict[str, Any]] = {
     "decomposition": {"sub-questions": 3, "calls of generate": 3},
     "naive_qd": {"sub-questions": 4, "answered from the contexts": True, "contexts cut at the window": False},
     "ircot": {"reasoning steps": 8, "paragraphs": 15, "calls of generate": 3},  # the direct reader
-    "iter_retgen": {"iterations": 3, "calls of generate": 3 + 3},  # chains; the direct reader, nudge, span
+    "iter_retgen": {"iterations": 3, "calls of generate": 2 + 3},  # 2 chains; the direct reader, nudge, span
     "resp": {"rounds": 3, "calls of summarize": 1 + 2 + 2},  # global each round, local from the second
     "multimeta": {"first call": "extractor", "passages read": 6},
     "treehop": {"passages read": 8},

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from nodes.context import (
     ChainOfThoughtContext,
+    ChainReader,
     RetrievalMode,
     parameter,
 )
-
-IRCoTReader = Literal["direct", "cot"]
 
 
 @dataclass(kw_only=True)
@@ -48,7 +46,7 @@ class IRCoTContext(ChainOfThoughtContext):
         minimum=1,
         maximum=100,
     )
-    reader: IRCoTReader = parameter(
+    reader: ChainReader = parameter(
         "direct",
         "How the final answer is read from the kept paragraphs: direct (a short answer, as NaiveRAG "
         'reads) or cot (a chain of thought, the answer taken after "answer is"; it offers no "cannot '

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from nodes.context import (
     ChainOfThoughtContext,
+    ChainReader,
     RetrievalMode,
     parameter,
 )
@@ -36,4 +37,11 @@ class IterRetGenContext(ChainOfThoughtContext):
         "every later one.",
         minimum=1,
         maximum=10,
+    )
+    reader: ChainReader = parameter(
+        "direct",
+        "How the answer is read: direct (default: the shared reader's short answer over the last "
+        "iteration's passages; that iteration then writes no chain, which nothing would read) or cot (the "
+        'original\'s: what follows "answer is" in the last chain of thought, the direct reader when it has '
+        "none). With the 1.5B model the chains' own answers were the weaker (docs/methods/iter_retgen.md).",
     )

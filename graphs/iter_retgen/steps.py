@@ -19,6 +19,7 @@ from graphs.iter_retgen.context import IterRetGenContext
 from graphs.iter_retgen.state import IterRetGenState
 from nodes.chain_of_thought import ChainOfThoughtReader
 from nodes.context import context_of
+from nodes.generate import read_passages
 from nodes.llm import LLMGateway
 from nodes.state import next_round
 
@@ -48,8 +49,10 @@ class GenerateIteration:
     retrieval and greedy decoding would then repeat this iteration exactly, so every later one would give
     the same passages and the same chain. The last chain gives the answer (`ChainOfThoughtReader.answer`:
     what follows "answer is", cut to its span; a chain with none is answered by the direct reader, its
-    refusal handling included, recorded in `fallbacks`). An earlier chain is only a query: its answer is
-    not read, and an empty one, recorded in `fallbacks`, leaves the question alone as the next query.
+    refusal handling included, recorded in `fallbacks`); with `reader = "direct"` the direct reader
+    answers from the last iteration's passages, and the T-th iteration writes no chain. An earlier chain
+    is only a query: its answer is not read, and an empty one, recorded in `fallbacks`, leaves the
+    question alone as the next query.
     """
 
     def __init__(self, llm: LLMGateway, nlp: Any) -> None:
@@ -59,14 +62,18 @@ class GenerateIteration:
         ctx = context_of(runtime.context, IterRetGenContext)
         question, gathered = state["question"], state.get("gathered", [])
         done = next_round(state)
-        chain = self.reader.write(question, gathered, ctx)
         update: dict[str, Any] = {
             "evidence": gathered,
-            "generations": [chain.text],
             "read": [item["id"] for item in gathered],
             "rounds": done,
             "stats": {"iterations": float(done), "retrieval_rounds": float(done)},
         }
+        if done >= ctx.iterations and ctx.reader == "direct":
+            # the last generation is the direct reader's answer: a chain here would be no one's query
+            answer = read_passages(self.reader.llm, question, gathered, ctx)
+            return {**update, **answer, "stop": STOP_ITERATIONS}
+        chain = self.reader.write(question, gathered, ctx)
+        update["generations"] = [chain.text]
         converged = joined_query(question, chain.text) == iteration_query(state)
         if done >= ctx.iterations or converged:
             stop = STOP_ITERATIONS if done >= ctx.iterations else STOP_CONVERGED
