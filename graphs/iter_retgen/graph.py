@@ -3,15 +3,17 @@ and generation, each retrieval searching with the question and the previous iter
 
 START -> retrieve -> generate
 generate -> retrieve   iterations remain (T, context `iterations`) and the next query differs from this one
-generate -> END        the T-th generation, or one that repeats the previous query: its answer is the answer
+generate -> END        the T-th iteration, or a chain that repeats the previous query: the answer
 
 - retrieve: the shared retrieval node, top-k for the question (iteration 1), then for the question joined
   with the previous chain of thought, dense by default; the hits are this iteration's passages
   (`gathered`), at hop = iteration.
 - generate: a chain of thought over this iteration's passages alone (the shared chain-of-thought reader,
   IR-CoT's prompt and worked examples); the passages join `evidence` (each at the first iteration that
-  found it) and the chain joins `generations`. The last chain's answer ("So the answer is: ...", cut to
-  its span; the direct reader's when it gives none) is the answer.
+  found it) and the chain joins `generations`. In the last iteration the direct reader answers from its
+  passages, and the T-th writes no chain (`reader = "direct"`, the default); with `reader = "cot"` the
+  last chain's answer ("So the answer is: ...", cut to its span; the direct reader's when it gives none)
+  is the answer, as the original reads it.
 """
 
 from __future__ import annotations

@@ -19,9 +19,10 @@ class IterRetGenState(QAState, total=False):
     `gathered` is the current iteration's retrieved passages, which its generation reads (that iteration's
     alone, as the original and FlashRAG do); each is also merged into `evidence` at hop = its iteration.
     `generations` holds every iteration's chain of thought in order, as the next query joins it to the
-    question (the trace of how the query evolved; the answer is read from the last), and `rounds` counts
-    the iterations done. `stop` says why they ended: "iterations" (all T ran) or "converged" (the next
-    query would have been this iteration's again, so every later iteration would repeat this one).
+    question (the trace of how the query evolved; with `reader = "cot"` the answer is read from the last),
+    and `rounds` counts the iterations done. `stop` says why they ended: "iterations" (all T ran) or
+    "converged" (the next query would have been this iteration's again, so every later iteration would
+    repeat this one).
     """
 
     gathered: list[Evidence]

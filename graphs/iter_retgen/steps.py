@@ -1,6 +1,7 @@
 """Iterative retrieval-generation (Iter-RetGen, Shao et al. 2023): each iteration retrieves with the question
 joined to the previous iteration's generation, then writes a chain of thought over that iteration's
-passages; the answer is read from the last chain.
+passages; the direct reader answers from the last iteration's passages (with `reader = "cot"` the answer
+is read from the last chain, as the original does).
 
 Why the whole generation is the next query: a chain of thought names the entities the question leads to
 (the bridge entity of a two-hop question, "Flyboys stars James Franco"), even when its answer is wrong or
