@@ -69,11 +69,7 @@ class ChainOfThoughtReader:
         self, question: str, paragraphs: Sequence[Evidence], ctx: ChainOfThoughtContext, chain: Chain
     ) -> dict:
         """The final answer from `chain` (written over `paragraphs`): what follows "answer is", cut to its
-        span; else the direct reader's; with `reader = "direct"` the direct reader's, the chain only the query
-        that found `paragraphs`. The update's usage holds the chain's call too."""
-        if ctx.reader == "direct":
-            direct = read_passages(self.llm, question, paragraphs, ctx)
-            return {**direct, "usage": [chain.reply.usage, *direct["usage"]]}
+        span; else the direct reader's. The update's usage holds the chain's call too."""
         said = ircot.answer_in(chain.reply.text, self.nlp)
         text = answer.clean(said or "")
         refused = answer.is_refusal(text)

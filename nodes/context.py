@@ -25,7 +25,8 @@ from prompts.decompose import SubQuestionCount
 from stores.errors import HopgraphError
 
 RetrievalMode = Literal["dense", "bm25", "hybrid"]
-# How a chain-of-thought method reads its final answer: the shared reader's short answer, or its own chain's
+# How a chain-of-thought method (IR-CoT, Iter-RetGen) reads its final answer: the shared reader's short
+# answer, or its own chain's
 ChainReader = Literal["direct", "cot"]
 C = TypeVar("C")
 T = TypeVar("T")
@@ -144,12 +145,6 @@ class ChainOfThoughtContext(RetrievalContext):
         "Wikipedia paragraphs: a 256-token chunk stays under the default).",
         minimum=1,
         maximum=5000,
-    )
-    reader: ChainReader = parameter(
-        "direct",
-        "How the final answer is read from the last passages: direct (a short answer, as NaiveRAG reads) or "
-        'cot (a chain of thought, the answer taken after "answer is"; it offers no "cannot answer" phrase, '
-        "so use direct with unanswerable).",
     )
 
 

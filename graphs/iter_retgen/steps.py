@@ -11,18 +11,19 @@ the answer; the reasoning names the steps to it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from graphs.iter_retgen.context import IterRetGenContext
 from graphs.iter_retgen.state import IterRetGenState
-from nodes.chain_of_thought import ChainOfThoughtReader
+from nodes.chain_of_thought import Chain, ChainOfThoughtReader
 from nodes.context import context_of
 from nodes.generate import read_passages
 from nodes.llm import LLMGateway
 from nodes.state import next_round
+from stores.evidence import Evidence
 
 STOP_ITERATIONS = "iterations"
 STOP_CONVERGED = "converged"
@@ -71,14 +72,13 @@ class GenerateIteration:
         }
         if done >= ctx.iterations and ctx.reader == "direct":
             # the last generation is the direct reader's answer: a chain here would be no one's query
-            answer = read_passages(self.reader.llm, question, gathered, ctx)
-            return {**update, **answer, "stop": STOP_ITERATIONS}
+            return {**update, **self.final(question, gathered, ctx, None), "stop": STOP_ITERATIONS}
         chain = self.reader.write(question, gathered, ctx)
         update["generations"] = [chain.text]
         converged = joined_query(question, chain.text) == iteration_query(state)
         if done >= ctx.iterations or converged:
             stop = STOP_ITERATIONS if done >= ctx.iterations else STOP_CONVERGED
-            return {**update, **self.reader.answer(question, gathered, ctx, chain), "stop": stop}
+            return {**update, **self.final(question, gathered, ctx, chain), "stop": stop}
         update["usage"] = [chain.reply.usage]
         if not chain.text:
             update["fallbacks"] = [
@@ -86,3 +86,14 @@ class GenerateIteration:
                 "prompt blanked): the next iteration searches with the question alone"
             ]
         return {**update, "stop": ""}
+
+    def final(
+        self, question: str, gathered: Sequence[Evidence], ctx: IterRetGenContext, chain: Chain | None
+    ) -> dict:
+        """The last iteration's answer: with `reader = "cot"` read from its `chain`; else the direct reader's
+        over its passages, the usage holding the chain's call when one was written (a fixed point's)."""
+        if ctx.reader == "cot" and chain is not None:
+            return self.reader.answer(question, gathered, ctx, chain)
+        direct = read_passages(self.reader.llm, question, gathered, ctx)
+        written = [chain.reply.usage] if chain is not None else []
+        return {**direct, "usage": [*written, *direct["usage"]]}
