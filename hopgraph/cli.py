@@ -355,8 +355,7 @@ def ask(
             config,
             context=context,
             stream_mode=["tasks", "messages"] if tokens else ["tasks"],
-            durability="sync",  # each step saved before the next starts: a kill loses only the one under way
-        )
+        )  # build_graph's durability "sync": each step saved before the next starts, a kill loses one step
         _show_tasks(events, _Replies(live) if live else None)
     answer = str(graph.get_state(config).values.get("answer") or "")
     console.rule()
