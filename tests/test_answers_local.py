@@ -12,6 +12,7 @@ from evals.metrics import exact_match
 from nodes.generate import checked_refusal, shortened
 from prompts import answer
 from stores.evidence import Evidence
+from tests.two_hop import COMPARISON
 
 
 def passage(text: str, title: str) -> Evidence:
@@ -66,7 +67,6 @@ GARDEN = passage(
     "The Orsen Botanical Garden was founded in 1872 by the physician Mara Orsen.", "Orsen Garden"
 )
 OBSERVATORY = passage("The Halloway Observatory was founded in 1894 on a hill outside Marn.", "Halloway")
-COMPARISON = "Was the Orsen Botanical Garden founded before the Halloway Observatory?"
 
 
 def refused_over(evidence: list[Evidence]) -> list[Any]:

@@ -9,7 +9,15 @@ import pytest
 from evals.metrics import exact_match
 from hopgraph import Settings, build_graph, services_for
 from nodes.retrieve import search_evidence
-from tests.two_hop import BRIDGE, BRIDGE_ANSWER, BRIDGE_SECOND, bridge_hops
+from tests.two_hop import (
+    BRIDGE,
+    BRIDGE_ANSWER,
+    BRIDGE_SECOND,
+    COMPARISON,
+    COMPARISON_ANSWER,
+    COMPARISON_DOCS,
+    bridge_hops,
+)
 
 
 @pytest.mark.llm
@@ -48,3 +56,22 @@ def test_decomposition_searches_each_sub_question_in_its_own_branch(
     assert out["answer_outcome"] == "answered"
     assert [usage["node"] for usage in out["usage"]] == ["decompose", "generate"]
     assert out["usage"][0]["role"] == "decomposer" and out["usage"][-1]["echoes"] == 0
+
+
+@pytest.mark.llm
+def test_decomposition_asks_of_each_side_of_a_comparison(settings: Settings, two_hop_index: str) -> None:
+    """A comparison's two sides, each in its own paragraph beside paragraphs on same-named places whose
+    years would turn the answer: a sub-question per side, both sides read, and the yes / no the two
+    founding years give."""
+    graph = build_graph("decomposition", settings)
+    config = {"configurable": {"thread_id": "decomposition-comparison"}}
+    out = graph.invoke({"question": COMPARISON}, config, context={"index": two_hop_index})
+
+    subs = graph.get_state(config).values["sub_questions"]
+    # the greedy decomposition (pinned): a founding year per side, then a rewording of the first; the
+    # model's fourth sub-question is past the default cap of three, which the state records
+    assert len(subs) == 3 and "Orsen Botanical Garden" in subs[0] and "Halloway Observatory" in subs[1]
+    assert out["fallbacks"] == ["decompose: 4 sub-questions: the first 3 kept"]
+    assert {item["doc_id"] for item in out["evidence"]} >= COMPARISON_DOCS
+    assert exact_match(out["answer"], [COMPARISON_ANSWER]) == 1.0, (out["answer"], subs)
+    assert out["answer_outcome"] == "answered"

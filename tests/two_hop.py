@@ -20,8 +20,10 @@ CORPUS = Path(__file__).parent / "fixtures" / "corpora" / "two_hop.jsonl"
 BRIDGE = "In which town was the designer of the Varnholt Library's reading hall born?"
 BRIDGE_FIRST, BRIDGE_SECOND, BRIDGE_ANSWER = "varnholt-library", "celia-dunmore", "Ostrel"
 
-# a comparison's two sides, each founding year in its own paragraph (no test asks it of this corpus yet)
-COMPARISON_DOCS = {"orsen-garden", "halloway-observatory"}
+# comparison: each side's founding year in its own paragraph, beside paragraphs on an Orsen museum and a
+# Halloway school whose years would turn the answer
+COMPARISON = "Was the Orsen Botanical Garden founded before the Halloway Observatory?"
+COMPARISON_DOCS, COMPARISON_ANSWER = {"orsen-garden", "halloway-observatory"}, "yes"
 
 # a source named in the question: two papers report the reopening differently (the Herald says 2019)
 SOURCE_NAMED = "According to the Daily Lantern, in which year did the glass-domed reading hall reopen?"
