@@ -16,7 +16,8 @@ The peer's replies go to RUN/peer-answers.jsonl and are read from there on a re-
 Besides EM / F1 and the paired differences (bootstrap intervals; p the exact McNemar test on EM), each row
 says where answers lose for their form: mean words per answer, the share longer than the closest gold
 answer by more than three words, and of the questions the peer got right and the answerer wrong, how many
-had a gold answer inside the answer (right, but not as the span EM credits).
+had a gold answer inside the answer (right, but not as the span EM credits). The paired differences are
+also drawn, a row per answerer with its interval and p, into RUN/against-peer.png.
 """
 
 from __future__ import annotations
@@ -26,11 +27,15 @@ import contextlib
 import io
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from matplotlib.figure import Figure
+
 from benchmarks.peer_scripts import SHARED, command_line, load
 from evals.metrics import exact_match, normalize_answer, token_f1
+from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.runner import answered_results, results_path
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph import Settings
@@ -42,6 +47,7 @@ DATA_FILES = {
     "2wikimultihopqa": SHARED / "data" / "2wikimultihopqa" / "2wikimultihopqa_dev_200.jsonl",
 }
 PEER_FILE = "peer-answers.jsonl"
+PLOT_FILE = "against-peer.png"
 
 
 def run_peer(dataset: str, limit: int, k: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -91,6 +97,43 @@ def _answered(run_dir: Path, dataset: str) -> dict[str, dict[str, dict[str, Any]
     return by_method
 
 
+@dataclass(frozen=True)
+class Answerer:
+    """One method of one evaluation folder, on the peer's questions in the peer's order: its predictions
+    (None where it has no answer), their EM / F1 and the echoes its prompts drew."""
+
+    method: str
+    run: str
+    predictions: list[str | None]
+    em: list[float | None]
+    f1: list[float | None]
+    echoes: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.method} ({self.run})"
+
+
+def answerers(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]]) -> list[Answerer]:
+    """Every method of every folder, scored on the peer's questions, folders in the order given."""
+    found = []
+    for run_dir in run_dirs:
+        for method, records in _answered(run_dir, dataset).items():
+            rows = [records.get(row["question"]) for row in peer_rows]
+            predictions = [record["prediction"] if record else None for record in rows]
+            golds = [row["gold_answers"] for row in peer_rows]
+            scores = [_scores(pred, gold) for pred, gold in zip(predictions, golds, strict=True)]
+            echoes = sum(int((record.get("llm") or {}).get("echoes", 0)) for record in rows if record)
+            em, f1 = [e for e, _ in scores], [f for _, f in scores]
+            found.append(Answerer(method, run_dir.name, predictions, em, f1, echoes))
+    return found
+
+
+def _peer_scores(peer_rows: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    em = [exact_match(row["rag"], row["gold_answers"]) for row in peer_rows]
+    return em, [token_f1(row["rag"], row["gold_answers"]) for row in peer_rows]
+
+
 def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]]) -> str:
     """Markdown: EM / F1 of each method of each run and of the peer on the same questions, paired
     differences against the peer, the echoes each method's prompts drew (counted since the echo guard
@@ -105,43 +148,51 @@ def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]])
     ]
     golds = [row["gold_answers"] for row in peer_rows]
     peer_answers = [row["rag"] for row in peer_rows]
-    peer_em = [exact_match(pred, gold) for pred, gold in zip(peer_answers, golds, strict=True)]
-    peer_f1 = [token_f1(pred, gold) for pred, gold in zip(peer_answers, golds, strict=True)]
+    peer_em, peer_f1 = _peer_scores(peer_rows)
     lines.append(
         f"| peer (rag) | {len(peer_rows)} | {_pct(*bootstrap_ci(peer_em))} | {_pct(*bootstrap_ci(peer_f1))}"
         f" | | | | {_form(peer_answers, golds, peer_em, peer_em)} | – |"
         f" {_top(Counter(peer_answers).most_common(3))} |"
     )
-    scores: dict[str, list[tuple[str, list[float | None], list[float | None]]]] = {}
-    for run_dir in run_dirs:
-        for method, records in _answered(run_dir, dataset).items():
-            em, f1, echoes, predictions = [], [], 0, []
-            for row in peer_rows:
-                record = records.get(row["question"])
-                pred = record["prediction"] if record else None
-                e, f = _scores(pred, row["gold_answers"])
-                em.append(e)
-                f1.append(f)
-                predictions.append(pred)
-                if record:
-                    echoes += int((record.get("llm") or {}).get("echoes", 0))
-            scores.setdefault(method, []).append((run_dir.name, em, f1))
-            n = sum(e is not None for e in em)
-            answered = [pred for pred in predictions if pred is not None]
-            lines.append(
-                f"| {method} ({run_dir.name}) | {n} | {_pct(*bootstrap_ci(em))} | {_pct(*bootstrap_ci(f1))}"
-                f" | {_pct(*paired_difference(em, peer_em))} | {mcnemar_exact(em, peer_em):.3f}"
-                f" | {_pct(*paired_difference(f1, peer_f1))} | {_form(predictions, golds, em, peer_em)}"
-                f" | {echoes} | {_top(Counter(answered).most_common(3))} |"
-            )
-    for method, runs in scores.items():
+    runs_of: dict[str, list[Answerer]] = {}
+    for one in answerers(run_dirs, dataset, peer_rows):
+        runs_of.setdefault(one.method, []).append(one)
+        n = sum(e is not None for e in one.em)
+        answered = [pred for pred in one.predictions if pred is not None]
+        lines.append(
+            f"| {one.label} | {n} | {_pct(*bootstrap_ci(one.em))} | {_pct(*bootstrap_ci(one.f1))}"
+            f" | {_pct(*paired_difference(one.em, peer_em))} | {mcnemar_exact(one.em, peer_em):.3f}"
+            f" | {_pct(*paired_difference(one.f1, peer_f1))}"
+            f" | {_form(one.predictions, golds, one.em, peer_em)}"
+            f" | {one.echoes} | {_top(Counter(answered).most_common(3))} |"
+        )
+    for method, runs in runs_of.items():
         if len(runs) > 1:
-            (first, em0, f10), (last, em1, f11) = runs[0], runs[-1]
+            first, last = runs[0], runs[-1]
             lines.append(
-                f"\n{method}, {last} - {first} on the questions both answered: EM "
-                f"{_pct(*paired_difference(em1, em0))}, F1 {_pct(*paired_difference(f11, f10))}"
+                f"\n{method}, {last.run} - {first.run} on the questions both answered:"
+                f" EM {_pct(*paired_difference(last.em, first.em))},"
+                f" F1 {_pct(*paired_difference(last.f1, first.f1))}"
             )
     return "\n".join(lines)
+
+
+def differences_figure(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]]) -> Figure:
+    """The table's paired differences drawn: an EM and an F1 panel, a row per answerer with its 95%
+    interval, the exact McNemar p in its label."""
+    peer_em, peer_f1 = _peer_scores(peer_rows)
+    found = answerers(run_dirs, dataset, peer_rows)
+    colors = method_colors(one.method for one in found)
+    em_rows, f1_rows = [], []
+    for one in found:
+        color, p = colors[one.method], mcnemar_exact(one.em, peer_em)
+        em_rows.append(Interval(f"{one.label}, p {p:.3f}", *paired_difference(one.em, peer_em), color))
+        f1_rows.append(Interval(one.label, *paired_difference(one.f1, peer_f1), color))
+    n = len(peer_rows)
+    return intervals_figure(
+        {f"EM − peer, {dataset} ({n} questions, points)": em_rows, f"F1 − peer, {dataset} (points)": f1_rows},
+        empty="no evaluation run to compare",
+    )
 
 
 def _form(
@@ -203,7 +254,10 @@ def main() -> None:
         print(f"peer summary: {json.dumps(summary)}")
         args.run.mkdir(parents=True, exist_ok=True)
         stored.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    print(compare([*args.against, args.run], args.dataset, rows[: args.limit]))
+    runs, rows = [*args.against, args.run], rows[: args.limit]
+    print(compare(runs, args.dataset, rows))
+    plot = save_figure(differences_figure(runs, args.dataset, rows), args.run / PLOT_FILE)
+    print(f"\nplot: {plot}")
 
 
 if __name__ == "__main__":

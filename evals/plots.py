@@ -21,7 +21,8 @@ was drawn).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -53,11 +54,14 @@ Answered = Mapping[str, Mapping[str, Sequence[Record]]]
 _PANEL = 3.6  # inches per panel side
 
 
-def _colors(answered: Answered) -> dict[str, str]:
-    """One colour per method, the same in every panel and both figures."""
-    methods = list(dict.fromkeys(m for by_method in answered.values() for m in by_method))
+def method_colors(methods: Iterable[str]) -> dict[str, str]:
+    """One colour per method, in order of first appearance, the same in every panel and figure."""
     cycle = colormaps["tab10"].colors
-    return {m: to_hex(cycle[i % len(cycle)]) for i, m in enumerate(methods)}
+    return {m: to_hex(cycle[i % len(cycle)]) for i, m in enumerate(dict.fromkeys(methods))}
+
+
+def _colors(answered: Answered) -> dict[str, str]:
+    return method_colors(m for by_method in answered.values() for m in by_method)
 
 
 def _figure(rows: int, cols: int, width: float, height: float, **kw: object) -> tuple[Figure, np.ndarray]:
@@ -66,7 +70,7 @@ def _figure(rows: int, cols: int, width: float, height: float, **kw: object) -> 
     return fig, fig.subplots(rows, cols, squeeze=False, **kw)
 
 
-def _save(fig: Figure, path: Path) -> Path:
+def save_figure(fig: Figure, path: Path) -> Path:
     write_atomic(path, lambda handle: fig.savefig(handle, dpi=130, format="png"))
     return path
 
@@ -108,7 +112,7 @@ def hop_curves_figure(hops: HopTables, colors: Mapping[str, str]) -> Figure:
 
 
 def plot_hop_curves(hops: HopTables, colors: Mapping[str, str], path: Path) -> Path:
-    return _save(hop_curves_figure(hops, colors), path)
+    return save_figure(hop_curves_figure(hops, colors), path)
 
 
 def f1_vs_calls_figure(answered: Answered, colors: Mapping[str, str]) -> Figure:
@@ -157,7 +161,55 @@ def f1_vs_calls_figure(answered: Answered, colors: Mapping[str, str]) -> Figure:
 
 
 def plot_f1_vs_calls(answered: Answered, colors: Mapping[str, str], path: Path) -> Path:
-    return _save(f1_vs_calls_figure(answered, colors), path)
+    return save_figure(f1_vs_calls_figure(answered, colors), path)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One row of an intervals panel: a difference in points (0-1 scale, drawn x100) with its 95% interval;
+    `pooled` rows are drawn large and black-edged, as the result the rows above them add up to."""
+
+    label: str
+    mean: float
+    low: float
+    high: float
+    color: str
+    pooled: bool = False
+
+
+def intervals_figure(panels: Mapping[str, Sequence[Interval]], empty: str = "nothing to compare") -> Figure:
+    """One panel per title, side by side, each a column of differences with their intervals (first row on
+    top) and a line at zero: which differences clear the noise, at a glance."""
+    rows = max((len(panel) for panel in panels.values()), default=0)
+    longest = max((len(row.label) for panel in panels.values() for row in panel), default=0)
+    width = max(2 * _PANEL, len(panels) * (2.4 + 0.055 * longest))  # the row labels' room (7 pt text)
+    fig, axes = _figure(1, max(len(panels), 1), width, 1.0 + 0.5 * max(rows, 1))
+    for ax, (title, intervals) in zip(axes[0], panels.items(), strict=False):
+        ax.set_title(_literal(title), fontsize=10)
+        if not intervals:
+            _empty(ax, empty)
+            continue
+        for y, row in enumerate(intervals):
+            ax.errorbar(
+                100 * row.mean,
+                y,
+                xerr=[[100 * (row.mean - row.low)], [100 * (row.high - row.mean)]],
+                fmt="D" if row.pooled else "o",
+                markersize=7 if row.pooled else 4,
+                capsize=3 if row.pooled else 2,
+                color=row.color,
+                alpha=None if row.pooled else 0.6,
+                markeredgecolor="black" if row.pooled else row.color,
+            )
+        ax.set_yticks(range(len(intervals)), [_literal(row.label) for row in intervals], fontsize=7)
+        ax.invert_yaxis()
+        ax.axvline(0, color="0.3", linewidth=0.8)
+        ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def plot_intervals(panels: Mapping[str, Sequence[Interval]], path: Path) -> Path:
+    return save_figure(intervals_figure(panels), path)
 
 
 def forest_figure(
@@ -167,57 +219,22 @@ def forest_figure(
     dataset (small) and the pooled one (`pooled_rows`, large, black-edged), each with its 95% interval."""
     pooled = {(row.method, row.metric): row for row in pooled_rows}
     methods = list(dict.fromkeys(method for method, _ in pooled))
-    datasets = list(answered)
-    fig, axes = _figure(
-        1, len(POOLED_METRICS), 2 * _PANEL, 1.0 + 0.5 * max(len(methods), 1) * (len(datasets) + 1)
-    )
-    for ax, (key, name, _) in zip(axes[0], POOLED_METRICS, strict=True):
-        ax.set_title(f"{name}: method − {_literal(baseline)} (points)", fontsize=10)
-        if not methods:
-            _empty(ax, f"no method to compare with {baseline}")
-            continue
-        labels: list[str] = []
-        y = 0
+    panels: dict[str, list[Interval]] = {}
+    for key, name, _ in POOLED_METRICS:
+        rows = panels.setdefault(f"{name}: method − {baseline} (points)", [])
         for method in methods:
-            per_dataset = per_dataset_difference(answered, method, baseline, key)
-            for dataset, (xs, ys) in per_dataset.items():
-                mean, low, high = paired_difference(xs, ys)
-                ax.errorbar(
-                    100 * mean,
-                    y,
-                    xerr=[[100 * (mean - low)], [100 * (high - mean)]],
-                    fmt="o",
-                    markersize=4,
-                    capsize=2,
-                    color=colors[method],
-                    alpha=0.6,
-                )
-                labels.append(_literal(f"{method} · {dataset}"))
-                y += 1
+            for dataset, (xs, ys) in per_dataset_difference(answered, method, baseline, key).items():
+                rows.append(Interval(f"{method} · {dataset}", *paired_difference(xs, ys), colors[method]))
             row = pooled[(method, name)]
-            ax.errorbar(
-                100 * row.mean,
-                y,
-                xerr=[[100 * (row.mean - row.low)], [100 * (row.high - row.mean)]],
-                fmt="D",
-                markersize=7,
-                capsize=3,
-                color=colors[method],
-                markeredgecolor="black",
-            )
-            labels.append(_literal(f"{method} · pooled (n={row.n})"))
-            y += 1
-        ax.set_yticks(range(len(labels)), labels, fontsize=7)
-        ax.invert_yaxis()
-        ax.axvline(0, color="0.3", linewidth=0.8)
-        ax.grid(axis="x", alpha=0.3)
-    return fig
+            label = f"{method} · pooled (n={row.n})"
+            rows.append(Interval(label, row.mean, row.low, row.high, colors[method], pooled=True))
+    return intervals_figure(panels, empty=f"no method to compare with {baseline}")
 
 
 def plot_forest(
     answered: Answered, pooled_rows: Sequence[Pooled], baseline: str, colors: Mapping[str, str], path: Path
 ) -> Path:
-    return _save(forest_figure(answered, pooled_rows, baseline, colors), path)
+    return save_figure(forest_figure(answered, pooled_rows, baseline, colors), path)
 
 
 def error_attribution_figure(answered: Answered) -> Figure:
@@ -249,7 +266,7 @@ def error_attribution_figure(answered: Answered) -> Figure:
 
 
 def plot_error_attribution(answered: Answered, path: Path) -> Path:
-    return _save(error_attribution_figure(answered), path)
+    return save_figure(error_attribution_figure(answered), path)
 
 
 def write_plots(
@@ -303,4 +320,4 @@ def plot_budget_bars(
     path: Path,
     xlabel: str = "share of gold facts found",
 ) -> Path:
-    return _save(budget_bars_figure(rows, title, xlabel), path)
+    return save_figure(budget_bars_figure(rows, title, xlabel), path)

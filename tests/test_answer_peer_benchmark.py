@@ -1,13 +1,18 @@
 """benchmarks/answer_peer.py's comparison (no LLM, no peer run): the peer's replies and two evaluation folders
-written as the evaluation writes them, read back into the table the command prints."""
+written as the evaluation writes them, read back into the table the command prints and the figure it draws."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from benchmarks.answer_peer import compare
+import numpy as np
+import pytest
+from matplotlib.container import ErrorbarContainer
+
+from benchmarks.answer_peer import compare, differences_figure
 from evals.runner import results_path
+from tests.test_evals_plots import xy, ytick_labels
 
 PEER_ROWS = [
     {"question": "q1", "gold_answers": ["Paris"], "rag": "Paris", "closed_book": "Lyon"},
@@ -59,3 +64,20 @@ def test_each_run_is_scored_against_the_peer_on_the_questions_it_answered(tmp_pa
     assert second[0] == "2" and second[1].startswith("100.0 [") and second[9] == "0"
     # paired on q1 and q3, the questions both runs answered: 1 - 1 and 1 - 0
     assert "naive, after - before on the questions both answered: EM 50.0 [" in table
+
+
+def test_the_plot_draws_each_runs_paired_difference_against_the_peer(tmp_path: Path) -> None:
+    before = write_run(tmp_path / "before", [line("q1", "Paris"), line("q2", "Rome"), line("q3", "Bergen")])
+    after = write_run(tmp_path / "after", [line("q1", "Lyon"), line("q2", None), line("q3", "Oslo")])
+    fig = differences_figure([before, after], "hotpotqa", PEER_ROWS)
+    em, f1 = fig.axes
+    assert em.get_title() == "EM − peer, hotpotqa (3 questions, points)"
+    # EM: before right on q1, q2, the peer on q1, q3: one won, one lost, so 0 and McNemar's p 1; after (q2
+    # failed) wrong on q1 and right on q3 where the peer was right on both: -50 points on two questions
+    assert ytick_labels(em) == ["naive (before), p 1.000", "naive (after), p 1.000"]
+    assert ytick_labels(f1) == ["naive (before)", "naive (after)"]
+    first, second = [c for c in em.containers if isinstance(c, ErrorbarContainer)]
+    assert xy(first.lines[0]) == pytest.approx(np.array([[0.0, 0]]))
+    assert xy(second.lines[0]) == pytest.approx(np.array([[-50.0, 1]]))
+    [segment] = second.lines[2][0].get_segments()
+    assert sorted(segment[:, 0]) == pytest.approx([-100.0, 0.0])  # the bootstrap's two outcomes: -1 or 0
