@@ -1,6 +1,8 @@
 """BiQOG end to end with the real embedded LLM: questions written and question-chunk edges judged for a
-small corpus at index time, then one question answered by walking the graph (real Chroma, MiniLM, the
-reranker and SQLite checkpoints)."""
+small corpus at index time, then one question answered by walking the graph at the method's query-time
+defaults (real Chroma, MiniLM, the reranker and SQLite checkpoints). The index is smaller than its defaults
+(10 questions for every chunk, each judged against 5 chunks): at about 0.7 s a judgement, the defaults'
+graph of even this corpus would cost the suite minutes."""
 
 from __future__ import annotations
 
@@ -42,9 +44,12 @@ def test_edges_judged_by_the_local_llm_lead_from_seed_questions_to_the_chunk_tha
     out = graph.invoke(
         {"question": "In which city was Marie Curie born?"},
         config,
-        context={"index": "biqog-local", "seeds": 3, "hops": 2, "width": 2, "top_k": 1},
+        context={"index": "biqog-local"},  # the query-time defaults: 5 seeds, 2 hops of width 5, k 5
     )
     print(f"seeds: {out['question_hits']}\ntraversal: {out['traversal']}\nanswer: {out['answer']}")
-    assert [item["doc_id"] for item in out["evidence"]] == ["curie.md"], out["traversal"]
+    # the two chunks with questions, both reached by the seeds, the one that answers ranked first; the
+    # second hop starts from the kept chunks' other questions and finds nothing new
+    assert [item["doc_id"] for item in out["evidence"]] == ["curie.md", "bread.md"], out["traversal"]
+    assert [hop["hop"] for hop in out["traversal"]] == [1, 2] and out["traversal"][1]["chunks"] == []
     assert "warsaw" in out["answer"].lower(), out["answer"]
     assert graph.get_state(config).values["traversal"] == out["traversal"]

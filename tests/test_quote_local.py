@@ -1,5 +1,7 @@
 """QuOTE end to end with the real embedded LLM: questions written for a small corpus at index time, then one
-question answered through them (real Chroma, MiniLM and SQLite checkpoints)."""
+question answered through them at the method's query-time defaults (real Chroma, MiniLM and SQLite
+checkpoints). The index asks for fewer questions, for fewer chunks, than its defaults (10 for every chunk):
+a writer call takes about 9 s a chunk here, and the suite's minutes are counted."""
 
 from __future__ import annotations
 
@@ -35,9 +37,10 @@ def test_questions_written_by_the_local_llm_retrieve_the_chunk_that_answers(
     out = graph.invoke(
         {"question": "In which city was Marie Curie born?"},
         config,
-        context={"index": "quote-local", "top_k": 1},
+        context={"index": "quote-local"},  # the query-time defaults: k 5, M 10
     )
-    assert [item["doc_id"] for item in out["evidence"]] == ["curie.md"], out["question_hits"]
-    assert out["question_hits"] and {hit["chunk_id"] for hit in out["question_hits"]} == {"curie.md#0"}
+    # the two chunks with questions, found through them, the one that answers first
+    assert [item["doc_id"] for item in out["evidence"]] == ["curie.md", "bread.md"], out["question_hits"]
+    assert out["question_hits"][0]["chunk_id"] == "curie.md#0"
     assert "warsaw" in out["answer"].lower(), out["answer"]
     assert graph.get_state(config).values["question_hits"] == out["question_hits"]
