@@ -208,10 +208,6 @@ def intervals_figure(panels: Mapping[str, Sequence[Interval]], empty: str = "not
     return fig
 
 
-def plot_intervals(panels: Mapping[str, Sequence[Interval]], path: Path) -> Path:
-    return save_figure(intervals_figure(panels), path)
-
-
 def forest_figure(
     answered: Answered, pooled_rows: Sequence[Pooled], baseline: str, colors: Mapping[str, str]
 ) -> Figure:
