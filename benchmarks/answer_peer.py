@@ -18,6 +18,13 @@ says where answers lose for their form: mean words per answer, the share longer 
 answer by more than three words, and of the questions the peer got right and the answerer wrong, how many
 had a gold answer inside the answer (right, but not as the span EM credits). The paired differences are
 also drawn, a row per answerer with its interval and p, into RUN/against-peer.png.
+
+`--peer-reads METHOD` separates retrieval from reading: the peer's own code answers once more with its
+retrieval replaced by the passages METHOD of RUN read, in the order it read them
+(RUN/peer-reads-METHOD.jsonl). Against the peer, that row differs only in retrieval; METHOD against it,
+only in the reader (printed below the table as "the same passages read by two readers").
+
+    .venv/bin/python -m benchmarks.answer_peer musique --run runs/naive-musique --peer-reads naive
 """
 
 from __future__ import annotations
@@ -27,10 +34,12 @@ import contextlib
 import io
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from benchmarks.peer_scripts import SHARED, command_line, load
@@ -50,8 +59,14 @@ PEER_FILE = "peer-answers.jsonl"
 PLOT_FILE = "against-peer.png"
 
 
-def run_peer(dataset: str, limit: int, k: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Run the peer as its own command line would; (one row per question, the peer's printed summary)."""
+def run_peer(
+    dataset: str, limit: int, k: int, passages: Mapping[str, list[str]] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run the peer as its own command line would; (one row per question, the peer's printed summary).
+
+    With `passages` (question -> passages, best first), the peer's retrieval is replaced by them
+    (`RoutedEncoder`), so its reader answers over exactly those: the peer's reading over another's retrieval.
+    """
     peer = load("plain_rag_answer_peer")
     replies: list[str] = []
 
@@ -62,6 +77,11 @@ def run_peer(dataset: str, limit: int, k: int) -> tuple[list[dict[str, Any]], di
             return out
 
     peer.Llama = RecordingLlama
+    questions = peer.load(dataset, str(DATA_FILES[dataset]), limit)
+    if passages is not None:
+        routed = RoutedEncoder({q: passages_for(passages, q, k) for q, _, _ in questions})
+        peer.load = lambda *_: [(q, golds, routed.passages[q]) for q, golds, _ in questions]
+        peer.SentenceTransformer = lambda *_, **__: routed
     settings = Settings()
     gguf = settings.local_model_path or ensure_gguf(settings.models_path)
     argv = ["peer", dataset, str(DATA_FILES[dataset]), str(gguf), "--limit", str(limit), "--k", str(k)]
@@ -69,12 +89,59 @@ def run_peer(dataset: str, limit: int, k: int) -> tuple[list[dict[str, Any]], di
     with contextlib.redirect_stdout(printed), command_line(argv):
         peer.main()
     summary = json.loads(printed.getvalue().strip().splitlines()[-1])
-    questions = peer.load(dataset, str(DATA_FILES[dataset]), limit)
     rows = [
         {"question": q, "gold_answers": golds, "rag": replies[2 * i], "closed_book": replies[2 * i + 1]}
         for i, (q, golds, _) in enumerate(questions)
     ]
     return rows, summary
+
+
+def passages_for(passages: Mapping[str, list[str]], question: str, k: int) -> list[str]:
+    """QUESTION's passages, each once, when there are exactly k (the peer reads its top k of them all: with
+    fewer, it would fill up with other questions' passages)."""
+    if question not in passages:
+        raise SystemExit(f"no passages for {question!r}: evaluate the method on these questions first")
+    found = list(dict.fromkeys(passages[question]))
+    if len(found) != k:
+        raise SystemExit(f"{len(found)} distinct passages for {question!r}, not --k {k}: pass the k it read")
+    return found
+
+
+class RoutedEncoder:
+    """Stands in for the peer's SentenceTransformer so that each question's cosine top k, computed by the
+    peer's own code (`P @ q`, then the k highest), is exactly its given passages in their order: a passage's
+    vector holds, for each question listing it, a score falling with its place in that list (0 where it is
+    not listed), and a question's vector is its one-hot."""
+
+    def __init__(self, passages: Mapping[str, list[str]]) -> None:
+        self.passages = passages
+        self._column = {question: i for i, question in enumerate(passages)}
+
+    def encode(self, texts: list[str], **_: Any) -> np.ndarray:
+        vectors = np.zeros((len(texts), len(self._column)))
+        if all(text in self._column for text in texts):
+            for row, text in enumerate(texts):
+                vectors[row, self._column[text]] = 1.0
+            return vectors
+        row_of = {text: row for row, text in enumerate(texts)}
+        for question, column in self._column.items():
+            listed = self.passages[question]
+            for place, passage in enumerate(listed):
+                vectors[row_of[passage], column] = len(listed) - place
+        return vectors
+
+
+def read_passages(run_dir: Path, dataset: str, method: str) -> dict[str, list[str]]:
+    """question -> the passages METHOD read in RUN_DIR, in the order it read them, written as the peer writes
+    its paragraphs ("Title. text")."""
+    records = _answered(run_dir, dataset).get(method)
+    if not records:
+        raise SystemExit(f"{run_dir} has no answers of {method!r} on {dataset}")
+    read: dict[str, list[str]] = {}
+    for question, record in records.items():
+        text_of = {item["id"]: f"{item['title']}. {item['text']}" for item in record["evidence"]}
+        read[question] = [text_of[id_] for id_ in record["read"] if id_ in text_of]
+    return read
 
 
 def _scores(prediction: str | None, golds: list[str]) -> tuple[float | None, float | None]:
@@ -108,10 +175,25 @@ class Answerer:
     em: list[float | None]
     f1: list[float | None]
     echoes: int
+    over: str | None = None  # for the peer's reader: the method whose passages it read
 
     @property
     def label(self) -> str:
         return f"{self.method} ({self.run})"
+
+
+def scored(
+    method: str,
+    run: str,
+    predictions: list[str | None],
+    peer_rows: list[dict[str, Any]],
+    echoes: int = 0,
+    over: str | None = None,
+) -> Answerer:
+    """PREDICTIONS (one per peer row, None where there is no answer) scored against the rows' gold."""
+    golds = [row["gold_answers"] for row in peer_rows]
+    scores = [_scores(pred, gold) for pred, gold in zip(predictions, golds, strict=True)]
+    return Answerer(method, run, predictions, [e for e, _ in scores], [f for _, f in scores], echoes, over)
 
 
 def answerers(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]]) -> list[Answerer]:
@@ -121,12 +203,18 @@ def answerers(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]
         for method, records in _answered(run_dir, dataset).items():
             rows = [records.get(row["question"]) for row in peer_rows]
             predictions = [record["prediction"] if record else None for record in rows]
-            golds = [row["gold_answers"] for row in peer_rows]
-            scores = [_scores(pred, gold) for pred, gold in zip(predictions, golds, strict=True)]
             echoes = sum(int((record.get("llm") or {}).get("echoes", 0)) for record in rows if record)
-            em, f1 = [e for e, _ in scores], [f for _, f in scores]
-            found.append(Answerer(method, run_dir.name, predictions, em, f1, echoes))
+            found.append(scored(method, run_dir.name, predictions, peer_rows, echoes))
     return found
+
+
+def peer_reading(
+    method: str, run: str, over: list[dict[str, Any]], peer_rows: list[dict[str, Any]]
+) -> Answerer:
+    """The peer's reader over METHOD's passages (`run_peer` with them), as one more answerer."""
+    answer_of = {row["question"]: row["rag"] for row in over}
+    predictions = [answer_of.get(row["question"]) for row in peer_rows]
+    return scored(f"peer reader on {method}'s passages", run, predictions, peer_rows, over=method)
 
 
 def _peer_scores(peer_rows: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
@@ -134,11 +222,13 @@ def _peer_scores(peer_rows: list[dict[str, Any]]) -> tuple[list[float], list[flo
     return em, [token_f1(row["rag"], row["gold_answers"]) for row in peer_rows]
 
 
-def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]]) -> str:
-    """Markdown: EM / F1 of each method of each run and of the peer on the same questions, paired
-    differences against the peer, the echoes each method's prompts drew (counted since the echo guard
-    exists) and its most frequent predictions (a copied phrase shows there); then, for a method in more
-    than one run (before / after a change), the paired difference of the last run against the first."""
+def compare(found: list[Answerer], dataset: str, peer_rows: list[dict[str, Any]]) -> str:
+    """Markdown: EM / F1 of each answerer (`answerers`, `peer_reading`) and of the peer on the same
+    questions, paired differences against the peer, the echoes each method's prompts drew (counted since
+    the echo guard exists) and its most frequent predictions (a copied phrase shows there); then, for a
+    method in more than one run (before / after a change), the paired difference of the last run against
+    the first, and for the peer's reader over a method's passages, the method against it on the same
+    passages (its reading against the peer's)."""
     lines = [
         f"Questions: {len(peer_rows)} ({dataset}); peer = plain dense RAG answer peer, same embedded model.",
         "",
@@ -155,7 +245,7 @@ def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]])
         f" {_top(Counter(peer_answers).most_common(3))} |"
     )
     runs_of: dict[str, list[Answerer]] = {}
-    for one in answerers(run_dirs, dataset, peer_rows):
+    for one in found:
         runs_of.setdefault(one.method, []).append(one)
         n = sum(e is not None for e in one.em)
         answered = [pred for pred in one.predictions if pred is not None]
@@ -174,14 +264,22 @@ def compare(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]])
                 f" EM {_pct(*paired_difference(last.em, first.em))},"
                 f" F1 {_pct(*paired_difference(last.f1, first.f1))}"
             )
+    for one in found:
+        for other in runs_of.get(one.over or "", []):
+            if other.run == one.run:
+                lines.append(
+                    f"\n{other.label} - {one.label}, the same passages read by two readers:"
+                    f" EM {_pct(*paired_difference(other.em, one.em))}"
+                    f" (p {mcnemar_exact(other.em, one.em):.3f}),"
+                    f" F1 {_pct(*paired_difference(other.f1, one.f1))}"
+                )
     return "\n".join(lines)
 
 
-def differences_figure(run_dirs: list[Path], dataset: str, peer_rows: list[dict[str, Any]]) -> Figure:
+def differences_figure(found: list[Answerer], dataset: str, peer_rows: list[dict[str, Any]]) -> Figure:
     """The table's paired differences drawn: an EM and an F1 panel, a row per answerer with its 95%
     interval, the exact McNemar p in its label."""
     peer_em, peer_f1 = _peer_scores(peer_rows)
-    found = answerers(run_dirs, dataset, peer_rows)
     colors = method_colors(one.method for one in found)
     em_rows, f1_rows = [], []
     for one in found:
@@ -241,6 +339,12 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--fresh", action="store_true", help="run the peer again even if its answers exist")
     parser.add_argument("--peer-out", type=Path, help="the peer's own --out file to read its answers from")
+    parser.add_argument(
+        "--peer-reads",
+        metavar="METHOD",
+        help="also the peer's reader over the passages METHOD of --run read (its retrieval, the peer's "
+        "reading: RUN/peer-reads-METHOD.jsonl), set against the peer and against METHOD's own answers",
+    )
     args = parser.parse_args()
     stored = args.peer_out or args.run / PEER_FILE
     if stored.exists() and not args.fresh:
@@ -254,9 +358,19 @@ def main() -> None:
         print(f"peer summary: {json.dumps(summary)}")
         args.run.mkdir(parents=True, exist_ok=True)
         stored.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    runs, rows = [*args.against, args.run], rows[: args.limit]
-    print(compare(runs, args.dataset, rows))
-    plot = save_figure(differences_figure(runs, args.dataset, rows), args.run / PLOT_FILE)
+    rows = rows[: args.limit]
+    found = answerers([*args.against, args.run], args.dataset, rows)
+    if args.peer_reads:
+        over = args.run / f"peer-reads-{args.peer_reads}.jsonl"
+        if not over.exists() or args.fresh:
+            passages = read_passages(args.run, args.dataset, args.peer_reads)
+            answers, summary = run_peer(args.dataset, args.limit, args.k, passages)
+            print(f"peer reader over {args.peer_reads}'s passages: {json.dumps(summary)}")
+            over.write_text("".join(json.dumps(row) + "\n" for row in answers), encoding="utf-8")
+        answers = [json.loads(line) for line in over.read_text(encoding="utf-8").splitlines() if line]
+        found.append(peer_reading(args.peer_reads, args.run.name, answers, rows))
+    print(compare(found, args.dataset, rows))
+    plot = save_figure(differences_figure(found, args.dataset, rows), args.run / PLOT_FILE)
     print(f"\nplot: {plot}")
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import ModuleType
+from typing import ClassVar
 
 import numpy as np
 import pytest
 from matplotlib.container import ErrorbarContainer
 
-from benchmarks.answer_peer import compare, differences_figure
+from benchmarks import answer_peer
+from benchmarks.answer_peer import answerers, compare, differences_figure, peer_reading
 from evals.runner import results_path
 from tests.test_evals_plots import xy, ytick_labels
 
@@ -51,7 +54,7 @@ def test_each_run_is_scored_against_the_peer_on_the_questions_it_answered(tmp_pa
     after = write_run(
         tmp_path / "after", [line("q1", "Paris"), line("q2", None), line("q2", None), line("q3", "Oslo")]
     )
-    table = compare([before, after], "hotpotqa", PEER_ROWS)
+    table = compare(answerers([before, after], "hotpotqa", PEER_ROWS), "hotpotqa", PEER_ROWS)
 
     peer = row_cells(table, "peer (rag)")
     assert peer[0] == "3" and peer[1].startswith("66.7 [")  # Paris and Oslo right, Milan wrong
@@ -69,7 +72,7 @@ def test_each_run_is_scored_against_the_peer_on_the_questions_it_answered(tmp_pa
 def test_the_plot_draws_each_runs_paired_difference_against_the_peer(tmp_path: Path) -> None:
     before = write_run(tmp_path / "before", [line("q1", "Paris"), line("q2", "Rome"), line("q3", "Bergen")])
     after = write_run(tmp_path / "after", [line("q1", "Lyon"), line("q2", None), line("q3", "Oslo")])
-    fig = differences_figure([before, after], "hotpotqa", PEER_ROWS)
+    fig = differences_figure(answerers([before, after], "hotpotqa", PEER_ROWS), "hotpotqa", PEER_ROWS)
     em, f1 = fig.axes
     assert em.get_title() == "EM − peer, hotpotqa (3 questions, points)"
     # EM: before right on q1, q2, the peer on q1, q3: one won, one lost, so 0 and McNemar's p 1; after (q2
@@ -81,3 +84,102 @@ def test_the_plot_draws_each_runs_paired_difference_against_the_peer(tmp_path: P
     assert xy(second.lines[0]) == pytest.approx(np.array([[-50.0, 1]]))
     [segment] = second.lines[2][0].get_segments()
     assert sorted(segment[:, 0]) == pytest.approx([-100.0, 0.0])  # the bootstrap's two outcomes: -1 or 0
+
+
+QUESTIONS = [  # the first two HotpotQA dev questions, as the peer loads them
+    "Were Scott Derrickson and Ed Wood of the same nationality?",
+    "What government position was held by the woman who portrayed Corliss Archer in the film Kiss and Tell?",
+]
+
+
+def item(id_: str, title: str, text: str) -> dict:
+    return {"id": id_, "doc_id": id_.split("#")[0], "title": title, "text": text}
+
+
+class StubLlama:
+    """Stands in for llama.cpp in the peer's own code: keeps each prompt, replies "reply N" and a second
+    line (the peer keeps the first)."""
+
+    prompts: ClassVar[list[str]] = []
+
+    def __init__(self, model_path: str, **_: object) -> None:
+        self.model_path = model_path
+
+    def create_chat_completion(self, messages: list[dict], **_: object) -> dict:
+        StubLlama.prompts.append(messages[0]["content"])
+        return {"choices": [{"message": {"content": f"reply {len(StubLlama.prompts)}\nmore"}}]}
+
+
+def test_the_peers_reader_answers_over_exactly_the_passages_a_method_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The peer's own code runs with its retrieval routed to what the method read: each question's prompt
+    holds its read passages, in the order read, written as the peer writes paragraphs; a passage two
+    questions read and one found but not read go where they belong."""
+    shared = item("wood#0", "Ed Wood", "Ed Wood was an American filmmaker.")
+    scott, temple = (
+        item("scott#0", "Scott Derrickson", "He is American."),
+        item("temple#0", "Shirley Temple", "An actress."),
+    )
+    unread = item("unread#0", "Unread", "Never read.")
+    records = [
+        {**line(QUESTIONS[0], "yes"), "evidence": [scott, shared], "read": ["wood#0", "scott#0"]},
+        {
+            **line(QUESTIONS[1], "Diplomat"),
+            "evidence": [shared, temple, unread],
+            "read": ["temple#0", "wood#0"],
+        },
+    ]
+    run = write_run(tmp_path / "run", records)
+    real_load = answer_peer.load
+
+    def peer_with_stub_llm(name: str) -> ModuleType:
+        peer = real_load(name)
+        peer.Llama = StubLlama
+        return peer
+
+    monkeypatch.setattr(answer_peer, "load", peer_with_stub_llm)
+    monkeypatch.setattr(answer_peer, "ensure_gguf", lambda _: Path("unused.gguf"))
+    monkeypatch.setattr(StubLlama, "prompts", [])
+    passages = answer_peer.read_passages(run, "hotpotqa", "naive")
+    rows, summary = answer_peer.run_peer("hotpotqa", 2, 2, passages)
+
+    first, closed, second, _ = StubLlama.prompts
+    assert first.startswith(
+        "Passages:\nEd Wood. Ed Wood was an American filmmaker.\n\nScott Derrickson. He is American.\n\n"
+        f"Question: {QUESTIONS[0]}\n"
+    )
+    assert second.startswith(
+        "Passages:\nShirley Temple. An actress.\n\nEd Wood. Ed Wood was an American filmmaker.\n\n"
+        f"Question: {QUESTIONS[1]}\n"
+    )
+    assert closed.startswith(f"Question: {QUESTIONS[0]}\n")  # the peer's closed-book call, unchanged
+    assert [(row["rag"], row["closed_book"]) for row in rows] == [
+        ("reply 1", "reply 2"),
+        ("reply 3", "reply 4"),
+    ]
+    assert summary["questions"] == 2 and summary["paragraphs"] == 3
+
+
+def test_the_peers_reader_needs_k_passages_for_every_question(tmp_path: Path) -> None:
+    """With fewer than k, the peer's top k would take other questions' passages: refused, naming it."""
+    passages = {QUESTIONS[0]: ["A. a", "B. b"], QUESTIONS[1]: ["C. c"]}
+    with pytest.raises(SystemExit, match="1 distinct passages for 'What government position"):
+        answer_peer.passages_for(passages, QUESTIONS[1], 2)
+    assert answer_peer.passages_for(passages, QUESTIONS[0], 2) == ["A. a", "B. b"]
+
+
+def test_a_method_is_set_against_the_peers_reader_over_its_own_passages(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", [line("q1", "Paris"), line("q2", "Rome"), line("q3", "Bergen")])
+    over = [{"question": q, "rag": a} for q, a in (("q1", "Paris"), ("q2", "Milan"), ("q3", "Oslo"))]
+    found = [*answerers([run], "hotpotqa", PEER_ROWS), peer_reading("naive", "run", over, PEER_ROWS)]
+    table = compare(found, "hotpotqa", PEER_ROWS)
+    # the peer's reader over naive's passages answers as the peer did (Paris, Oslo right): level with it
+    reader = row_cells(table, "peer reader on naive's passages (run)")
+    assert reader[0] == "3" and reader[1].startswith("66.7 [") and reader[3].startswith("0.0 [")
+    # naive right on q1 and q2, the peer's reader on q1 and q3 over the same passages: one each way, so
+    # differences 0, +1, -1; a resample of three all +1 (or all -1) has chance 1/27 > 2.5%: the bounds
+    assert (
+        "naive (run) - peer reader on naive's passages (run), the same passages read by two readers: "
+        "EM 0.0 [-100.0, 100.0] (p 1.000)"
+    ) in table
