@@ -34,7 +34,7 @@ import contextlib
 import io
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,7 @@ from evals.runner import answered_results, results_path
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph import Settings
 from hopgraph.local_model import ensure_gguf
+from stores.files import write_atomic
 
 DATA_FILES = {
     "hotpotqa": SHARED / "data" / "hotpotqa" / "hotpot_dev_distractor_v1.json",
@@ -217,9 +218,9 @@ def peer_reading(
     return scored(f"peer reader on {method}'s passages", run, predictions, peer_rows, over=method)
 
 
-def _peer_scores(peer_rows: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
-    em = [exact_match(row["rag"], row["gold_answers"]) for row in peer_rows]
-    return em, [token_f1(row["rag"], row["gold_answers"]) for row in peer_rows]
+def _peer_scores(peer_rows: list[dict[str, Any]]) -> tuple[list[float | None], list[float | None]]:
+    peer = scored("peer", "rag", [row["rag"] for row in peer_rows], peer_rows)
+    return peer.em, peer.f1
 
 
 def compare(found: list[Answerer], dataset: str, peer_rows: list[dict[str, Any]]) -> str:
@@ -319,6 +320,25 @@ def _top(counts: list[tuple[str, int]]) -> str:
     return ", ".join(f"{text!r} x{n}" for text, n in counts if n > 1) or "none repeated"
 
 
+def _stored(
+    path: Path, fresh: bool, run: Callable[[], tuple[list[dict[str, Any]], dict[str, Any]]], what: str
+) -> list[dict[str, Any]]:
+    """The peer's rows kept at PATH; when missing (or `fresh`), `run` makes them, its summary is printed
+    after WHAT, and they are kept there (through a temporary file: an interrupted run leaves none)."""
+    if path.exists() and not fresh:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        # the peer's --out keeps each mode's answer with its scores; ours keeps the answer alone
+        return [
+            {**row, "rag": row["rag"]["prediction"]} if isinstance(row["rag"], dict) else row for row in rows
+        ]
+    rows, summary = run()
+    print(f"{what}: {json.dumps(summary)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    write_atomic(path, lambda handle: handle.write(text.encode("utf-8")))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", choices=sorted(DATA_FILES))
@@ -346,28 +366,22 @@ def main() -> None:
         "reading: RUN/peer-reads-METHOD.jsonl), set against the peer and against METHOD's own answers",
     )
     args = parser.parse_args()
-    stored = args.peer_out or args.run / PEER_FILE
-    if stored.exists() and not args.fresh:
-        rows = [json.loads(line) for line in stored.read_text(encoding="utf-8").splitlines() if line]
-        # the peer's --out keeps each mode's answer with its scores; ours keeps the answer alone
-        rows = [
-            {**row, "rag": row["rag"]["prediction"]} if isinstance(row["rag"], dict) else row for row in rows
-        ]
-    else:
-        rows, summary = run_peer(args.dataset, args.limit, args.k)
-        print(f"peer summary: {json.dumps(summary)}")
-        args.run.mkdir(parents=True, exist_ok=True)
-        stored.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    rows = rows[: args.limit]
+    rows = _stored(
+        args.peer_out or args.run / PEER_FILE,
+        args.fresh,
+        lambda: run_peer(args.dataset, args.limit, args.k),
+        "peer summary",
+    )[: args.limit]
     found = answerers([*args.against, args.run], args.dataset, rows)
     if args.peer_reads:
-        over = args.run / f"peer-reads-{args.peer_reads}.jsonl"
-        if not over.exists() or args.fresh:
-            passages = read_passages(args.run, args.dataset, args.peer_reads)
-            answers, summary = run_peer(args.dataset, args.limit, args.k, passages)
-            print(f"peer reader over {args.peer_reads}'s passages: {json.dumps(summary)}")
-            over.write_text("".join(json.dumps(row) + "\n" for row in answers), encoding="utf-8")
-        answers = [json.loads(line) for line in over.read_text(encoding="utf-8").splitlines() if line]
+        answers = _stored(
+            args.run / f"peer-reads-{args.peer_reads}.jsonl",
+            args.fresh,
+            lambda: run_peer(
+                args.dataset, args.limit, args.k, read_passages(args.run, args.dataset, args.peer_reads)
+            ),
+            f"peer reader over {args.peer_reads}'s passages",
+        )
         found.append(peer_reading(args.peer_reads, args.run.name, answers, rows))
     print(compare(found, args.dataset, rows))
     plot = save_figure(differences_figure(found, args.dataset, rows), args.run / PLOT_FILE)
