@@ -13,7 +13,7 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -33,6 +33,7 @@ from hopgraph.cli import SAMPLE_CORPUS
 from hopgraph.local_model import LocalLlamaChat, ensure_gguf
 from hopgraph.providers import Services
 from nodes.edge_judge import LLMEdgeJudge
+from stores.index import BuildResult
 from stores.locks import writer_lock
 from stores.protocols import Embedder
 from tests.scripted import ScriptedChatModel, scripted_gateway, scripted_writer
@@ -127,6 +128,34 @@ def two_hop_index(settings: Settings) -> str:
     session)."""
     index_corpus(TWO_HOP_CORPUS, "two_hop", settings)
     return "two_hop"
+
+
+class BuiltQuestionGraph(NamedTuple):
+    """An index built for BiQOG in the session, and the LLM work its build took."""
+
+    name: str
+    built: BuildResult
+    writer_calls: int
+    judge_spent: dict[str, float]
+
+
+@pytest.fixture(scope="session")
+def question_graph_index(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> BuiltQuestionGraph:
+    """tests/test_quote.py's three documents indexed for BiQOG at the index-time defaults (10 questions a
+    chunk, each judged against its own chunk and up to 4 others: here the 2 the corpus has), once per
+    session: QuOTE reads the same questions, so its real-model test and BiQOG's share the one build and its
+    writer calls. The LLM work is counted around the build."""
+    from tests.test_quote import DOCS, corpus_folder
+
+    corpus = corpus_folder(tmp_path_factory.mktemp("question-graph"), DOCS)
+    services = services_for(settings)
+    writer_before = services.question_writer.spent["calls"]
+    judge_before = dict(services.edge_judge.spent)
+    built = index_corpus(corpus, "question-graph-local", settings, method="biqog")
+    judge = {name: count - judge_before.get(name, 0) for name, count in services.edge_judge.spent.items()}
+    return BuiltQuestionGraph(
+        "question-graph-local", built, services.question_writer.spent["calls"] - writer_before, judge
+    )
 
 
 @pytest.fixture(scope="session")

@@ -1,39 +1,29 @@
-"""BiQOG end to end with the real embedded LLM: questions written and question-chunk edges judged for a
-small corpus at index time, then one question answered by walking the graph at the method's query-time
-defaults (real Chroma, MiniLM, the reranker and SQLite checkpoints). The index is smaller than its defaults
-(10 questions for every chunk, each judged against 5 chunks): at about 0.7 s a judgement, the defaults'
-graph of even this corpus would cost the suite minutes."""
+"""BiQOG end to end with the real embedded LLM at its defaults: questions written (10 for every chunk) and
+question-chunk edges judged (each question against its own chunk and up to 4 others) for a small corpus at
+index time, then one question answered by walking the graph at the query-time defaults (real Chroma, MiniLM,
+the reranker and SQLite checkpoints). The corpus is three one-chunk documents (`question_graph_index`,
+shared with QuOTE's test), so each question is judged against all three chunks: about 80 judgements at
+0.4-0.7 s each. A fourth document would add 10 questions and a judgement to every question."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from hopgraph import Settings, build_graph, index_corpus, services_for
-from stores.question_graph import QUESTION_GRAPH, QuestionGraphParams
-from stores.questions import QUESTIONS, QuestionParams
-from tests.test_quote import DOCS, corpus_folder
-
-PER_CHUNK = 3
+from hopgraph import Settings, build_graph
+from stores.question_graph import QUESTION_GRAPH
+from tests.conftest import BuiltQuestionGraph
+from tests.test_quote import DOCS
 
 
 @pytest.mark.llm
 def test_edges_judged_by_the_local_llm_lead_from_seed_questions_to_the_chunk_that_answers(
-    settings: Settings, tmp_path: Path
+    settings: Settings, question_graph_index: BuiltQuestionGraph
 ) -> None:
-    corpus = corpus_folder(tmp_path, DOCS)
-    # questions for the first two documents' chunks only (each document is one chunk), each judged against
-    # its own chunk and the one nearest other
-    params = {
-        QUESTIONS.name: QuestionParams(per_chunk=PER_CHUNK, max_chunks=2),
-        QUESTION_GRAPH.name: QuestionGraphParams(candidates=1),
-    }
-    built = index_corpus(corpus, "biqog-local", settings, method="biqog", extra_params=params)
-    info = built.manifest.extras[QUESTION_GRAPH.name]
-    spent = services_for(settings).edge_judge.spent
-    print(f"\nquestion graph: {info}\njudge calls: {dict(spent)}")
-    assert info.pairs == 2 * info.questions == info.judged
+    info = question_graph_index.built.manifest.extras[QUESTION_GRAPH.name]
+    spent = question_graph_index.judge_spent
+    print(f"\nquestion graph: {info}\njudge calls: {spent}")
+    # the default 4 candidates, of which this corpus has 2 besides a question's own chunk
+    assert info.pairs == len(DOCS) * info.questions == info.judged
     assert spent["calls"] >= info.pairs and sum(info.verdicts.values()) == info.pairs
     assert info.edges >= 1
     # chunk first, question last, calls chunk by chunk: most of every prompt after a chunk's first is reused
@@ -44,12 +34,14 @@ def test_edges_judged_by_the_local_llm_lead_from_seed_questions_to_the_chunk_tha
     out = graph.invoke(
         {"question": "In which city was Marie Curie born?"},
         config,
-        context={"index": "biqog-local"},  # the query-time defaults: 5 seeds, 2 hops of width 5, k 5
+        context={
+            "index": question_graph_index.name
+        },  # the query-time defaults: 5 seeds, 2 hops of width 5, k 5
     )
     print(f"seeds: {out['question_hits']}\ntraversal: {out['traversal']}\nanswer: {out['answer']}")
-    # the two chunks with questions, both reached by the seeds, the one that answers ranked first; the
-    # second hop starts from the kept chunks' other questions and finds nothing new
-    assert [item["doc_id"] for item in out["evidence"]] == ["curie.md", "bread.md"], out["traversal"]
+    # the seeds are all the answering chunk's questions, the one chunk kept; the second hop starts from its
+    # other questions and finds no chunk the first did not
+    assert [item["doc_id"] for item in out["evidence"]] == ["curie.md"], out["traversal"]
     assert [hop["hop"] for hop in out["traversal"]] == [1, 2] and out["traversal"][1]["chunks"] == []
     assert "warsaw" in out["answer"].lower(), out["answer"]
     assert graph.get_state(config).values["traversal"] == out["traversal"]

@@ -1,46 +1,39 @@
-"""QuOTE end to end with the real embedded LLM: questions written for a small corpus at index time, then one
-question answered through them at the method's query-time defaults (real Chroma, MiniLM and SQLite
-checkpoints). The index asks for fewer questions, for fewer chunks, than its defaults (10 for every chunk):
-a writer call takes about 9 s a chunk here, and the suite's minutes are counted."""
+"""QuOTE end to end with the real embedded LLM at its defaults: questions written for a small corpus at index
+time (10 for every chunk), then one question answered through them at the query-time defaults (real Chroma,
+MiniLM and SQLite checkpoints). The index is the session's BiQOG build of the same corpus
+(`question_graph_index`), whose questions are QuOTE's: the writer's calls are paid once for both methods."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from hopgraph import Settings, build_graph, index_corpus, services_for
+from hopgraph import Settings, build_graph
 from stores.questions import QUESTIONS, QuestionParams
-from tests.test_quote import DOCS, corpus_folder
-
-PER_CHUNK = 5
+from tests.conftest import BuiltQuestionGraph
+from tests.test_quote import DOCS
 
 
 @pytest.mark.llm
 def test_questions_written_by_the_local_llm_retrieve_the_chunk_that_answers(
-    settings: Settings, tmp_path: Path
+    settings: Settings, question_graph_index: BuiltQuestionGraph
 ) -> None:
-    corpus = corpus_folder(tmp_path, DOCS)
-    # --max-chunks 2: questions for the first two documents' chunks only (each document is one chunk)
-    params = QuestionParams(per_chunk=PER_CHUNK, max_chunks=2)
-    writer = services_for(settings).question_writer  # shared by the session: other tests' calls are in it
-    calls_before = writer.spent["calls"]
-    built = index_corpus(
-        corpus, "quote-local", settings, method="quote", extra_params={QUESTIONS.name: params}
-    )
-    info = built.manifest.extras[QUESTIONS.name]
-    assert info.chunks == info.written == writer.spent["calls"] - calls_before == 2
-    assert 2 <= info.questions <= 2 * PER_CHUNK and info.parse["kept"] == info.questions
+    info = question_graph_index.built.manifest.extras[QUESTIONS.name]
+    per_chunk = QuestionParams().per_chunk  # each document is one chunk
+    print(f"\nquestions: {info}")
+    assert info.chunks == info.written == question_graph_index.writer_calls == len(DOCS)
+    assert len(DOCS) <= info.questions <= len(DOCS) * per_chunk and info.parse["kept"] == info.questions
 
     graph = build_graph("quote", settings)
     config = {"configurable": {"thread_id": "quote-e2e"}}
     out = graph.invoke(
         {"question": "In which city was Marie Curie born?"},
         config,
-        context={"index": "quote-local"},  # the query-time defaults: k 5, M 10
+        context={"index": question_graph_index.name},  # the query-time defaults: k 5, M 10
     )
-    # the two chunks with questions, found through them, the one that answers first
-    assert [item["doc_id"] for item in out["evidence"]] == ["curie.md", "bread.md"], out["question_hits"]
+    # every chunk found through its questions, the one that answers first
+    assert [item["doc_id"] for item in out["evidence"]] == ["curie.md", "volcano.md", "bread.md"], out[
+        "question_hits"
+    ]
     assert out["question_hits"][0]["chunk_id"] == "curie.md#0"
     assert "warsaw" in out["answer"].lower(), out["answer"]
     assert graph.get_state(config).values["question_hits"] == out["question_hits"]
