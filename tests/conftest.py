@@ -38,6 +38,7 @@ from stores.locks import writer_lock
 from stores.protocols import Embedder
 from tests.scripted import ScriptedChatModel, scripted_gateway, scripted_writer
 from tests.session_settings import SESSION_SETTINGS, session_env
+from tests.two_hop import BRIDGE_TRIO, write_subset
 from tests.two_hop import CORPUS as TWO_HOP_CORPUS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,13 +142,11 @@ class BuiltQuestionGraph(NamedTuple):
 
 @pytest.fixture(scope="session")
 def question_graph_index(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> BuiltQuestionGraph:
-    """tests/test_quote.py's three documents indexed for BiQOG at the index-time defaults (10 questions a
-    chunk, each judged against its own chunk and up to 4 others: here the 2 the corpus has), once per
-    session: QuOTE reads the same questions, so its real-model test and BiQOG's share the one build and its
-    writer calls. The LLM work is counted around the build."""
-    from tests.test_quote import DOCS, corpus_folder
-
-    corpus = corpus_folder(tmp_path_factory.mktemp("question-graph"), DOCS)
+    """The bridge question's three paragraphs (tests/two_hop.py's BRIDGE_TRIO) indexed for BiQOG at the
+    index-time defaults (10 questions a chunk, each judged against its own chunk and up to 4 others: here
+    the 2 the corpus has), once per session: QuOTE reads the same questions, so its real-model test and
+    BiQOG's share the one build and its writer calls. The LLM work is counted around the build."""
+    corpus = write_subset(BRIDGE_TRIO, tmp_path_factory.mktemp("question-graph") / "bridge.jsonl")
     services = services_for(settings)
     writer_before = services.question_writer.spent["calls"]
     judge_before = dict(services.edge_judge.spent)

@@ -30,6 +30,20 @@ SOURCE_NAMED = "According to the Daily Lantern, in which year did the glass-dome
 SOURCE, SOURCE_DOC, SOURCE_ANSWER = "Daily Lantern", "gazette-reopening", "2021"
 
 
+# the bridge question's two paragraphs and the one that shares most of its words (the Varnholt Museum, across
+# the square, designed by another architect): a corpus small enough for the question-graph methods to be
+# built at their index-time defaults in the suite, where a method that does not walk reaches the second
+# paragraph only by retrieving every chunk
+BRIDGE_TRIO = (BRIDGE_FIRST, BRIDGE_SECOND, "varnholt-museum")
+
+
+def write_subset(ids: tuple[str, ...], path: Path) -> Path:
+    """The corpus's paragraphs `ids`, in that order, as a JSONL corpus at `path`."""
+    records = {record["id"]: record for record in map(json.loads, CORPUS.read_text().splitlines())}
+    path.write_text("".join(json.dumps(records[id_]) + "\n" for id_ in ids), encoding="utf-8")
+    return path
+
+
 def source_of() -> dict[str, str]:
     """Each document's source, read from the corpus file (not restated here)."""
     return {record["id"]: record["source"] for record in map(json.loads, CORPUS.read_text().splitlines())}
