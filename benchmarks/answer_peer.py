@@ -218,7 +218,7 @@ def peer_reading(
     return scored(f"peer reader on {method}'s passages", run, predictions, peer_rows, over=method)
 
 
-def _peer_scores(peer_rows: list[dict[str, Any]]) -> tuple[list[float | None], list[float | None]]:
+def peer_scores(peer_rows: list[dict[str, Any]]) -> tuple[list[float | None], list[float | None]]:
     peer = scored("peer", "rag", [row["rag"] for row in peer_rows], peer_rows)
     return peer.em, peer.f1
 
@@ -239,7 +239,7 @@ def compare(found: list[Answerer], dataset: str, peer_rows: list[dict[str, Any]]
     ]
     golds = [row["gold_answers"] for row in peer_rows]
     peer_answers = [row["rag"] for row in peer_rows]
-    peer_em, peer_f1 = _peer_scores(peer_rows)
+    peer_em, peer_f1 = peer_scores(peer_rows)
     lines.append(
         f"| peer (rag) | {len(peer_rows)} | {_pct(*bootstrap_ci(peer_em))} | {_pct(*bootstrap_ci(peer_f1))}"
         f" | | | | {_form(peer_answers, golds, peer_em, peer_em)} | – |"
@@ -280,7 +280,7 @@ def compare(found: list[Answerer], dataset: str, peer_rows: list[dict[str, Any]]
 def differences_figure(found: list[Answerer], dataset: str, peer_rows: list[dict[str, Any]]) -> Figure:
     """The table's paired differences drawn: an EM and an F1 panel, a row per answerer with its 95%
     interval, the exact McNemar p in its label."""
-    peer_em, peer_f1 = _peer_scores(peer_rows)
+    peer_em, peer_f1 = peer_scores(peer_rows)
     colors = method_colors(one.method for one in found)
     em_rows, f1_rows = [], []
     for one in found:
@@ -320,17 +320,20 @@ def _top(counts: list[tuple[str, int]]) -> str:
     return ", ".join(f"{text!r} x{n}" for text, n in counts if n > 1) or "none repeated"
 
 
+def read_peer_rows(path: Path) -> list[dict[str, Any]]:
+    """The peer's rows kept at PATH, each with its answer as `rag`: this command's file, or the one the
+    peer's own --out wrote (which keeps each mode's answer with its scores)."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [{**row, "rag": row["rag"]["prediction"]} if isinstance(row["rag"], dict) else row for row in rows]
+
+
 def _stored(
     path: Path, fresh: bool, run: Callable[[], tuple[list[dict[str, Any]], dict[str, Any]]], what: str
 ) -> list[dict[str, Any]]:
     """The peer's rows kept at PATH; when missing (or `fresh`), `run` makes them, its summary is printed
     after WHAT, and they are kept there (through a temporary file: an interrupted run leaves none)."""
     if path.exists() and not fresh:
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-        # the peer's --out keeps each mode's answer with its scores; ours keeps the answer alone
-        return [
-            {**row, "rag": row["rag"]["prediction"]} if isinstance(row["rag"], dict) else row for row in rows
-        ]
+        return read_peer_rows(path)
     rows, summary = run()
     print(f"{what}: {json.dumps(summary)}")
     path.parent.mkdir(parents=True, exist_ok=True)
