@@ -20,6 +20,7 @@ from graphs import naive
 from hopgraph import Settings, build_graph
 from hopgraph.api import index_corpus, services_for
 from hopgraph.cli import app
+from nodes.integrate import rerank
 from stores.documents import Document, Span
 from stores.evidence import about_line
 from stores.index import IndexParams, IndexStore
@@ -61,6 +62,28 @@ def test_a_sentence_shows_its_documents_line(services: Any, sample_index: str) -
     sentence = Span(chunk.id + "/s0", chunk.doc_id, chunk.title, chunk.text[:20], 0, 0, 20)
     assert index.about(sentence) == about_line(chunk.metadata, SHOWN) != ""
     assert index.evidence(sentence, 0.5, 2)["about"] == index.about(chunk)
+
+
+def test_the_reranker_scores_each_passage_with_its_source_and_date(services: Any, sample_index: str) -> None:
+    """What a reranker is handed for a passage is the line, then the text, as the reader reads them: a
+    question naming a source or a day can rank the passage by it."""
+
+    class Recording:
+        def __init__(self) -> None:
+            self.passages: list[str] = []
+
+        def score(
+            self, query: str, passages: list[str], vectors: Any = None, lexical: Any = None
+        ) -> list[float]:
+            self.passages = passages
+            return [0.0] * len(passages)
+
+    index = services.indexes.open(sample_index)
+    evidence = [index.evidence(chunk, 0.5, 1) for chunk in index.all_chunks()[:3]]
+    reranker = Recording()
+    rerank(reranker, "Which truck did TechCrunch write about?", evidence)
+    assert reranker.passages == [f"{item['about']}\n{item['text']}" for item in evidence]
+    assert all(LINE.match(passage.split("\n", 1)[0]) for passage in reranker.passages)
 
 
 def test_a_corpus_without_metadata_builds_as_it_always_did(tmp_path: Path, services: Any) -> None:
