@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 
 from benchmarks.answer_peer import PEER_FILE, Answerer, answerers, peer_scores, read_peer_rows
 from evals.plots import Interval, intervals_figure, method_colors, save_figure
-from evals.stats import mcnemar_exact, paired_difference
+from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from graphs.registry import METHODS
 
 SLICE_NAMES = {"hotpotqa": "HotpotQA", "musique": "MuSiQue", "2wikimultihopqa": "2Wiki"}
@@ -81,20 +81,17 @@ def _in_registry_order(methods: Iterable[str]) -> list[str]:
     return sorted(dict.fromkeys(methods), key=lambda m: known.index(m) if m in known else len(known))
 
 
-def _mean(values: Sequence[float | None]) -> float:
-    answered = [value for value in values if value is not None]
-    return sum(answered) / len(answered) if answered else 0.0
-
-
 def summary(slices: Sequence[Slice]) -> str:
-    """Markdown: EM with its paired difference from the peer and the exact p (the peer first, then every
-    method in the order first met), the F1 differences with their intervals, and each cell's answerer."""
+    """Markdown: EM with its paired difference from the peer and the exact p (the peer first, then the
+    methods in the registry's order), the F1 differences with their intervals, and each cell's answerer."""
     methods = _in_registry_order(method for one in slices for method in one.methods)
     rule = "|---" * (len(slices) + 1) + "|"
     em_lines = ["| method | " + " | ".join(f"{one.name}: EM (− peer, p)" for one in slices) + " |", rule]
     f1_lines = ["| method | " + " | ".join(f"{one.name}: F1 − peer" for one in slices) + " |", rule]
     em_lines.append(
-        "| peer | " + " | ".join(f"{100 * _mean(peer_scores(one.peer_rows)[0]):.1f}" for one in slices) + " |"
+        "| peer | "
+        + " | ".join(f"{100 * bootstrap_ci(peer_scores(one.peer_rows)[0])[0]:.1f}" for one in slices)
+        + " |"
     )
     for method in methods:
         em_cells, f1_cells = [], []
@@ -107,7 +104,7 @@ def summary(slices: Sequence[Slice]) -> str:
             peer_em, peer_f1 = peer_scores(one.peer_rows)
             em_diff = paired_difference(answerer.em, peer_em)[0]
             p = mcnemar_exact(answerer.em, peer_em)
-            em_cells.append(f"{100 * _mean(answerer.em):.1f} ({100 * em_diff:+.1f}, {p:.3f})")
+            em_cells.append(f"{100 * bootstrap_ci(answerer.em)[0]:.1f} ({100 * em_diff:+.1f}, {p:.3f})")
             f1_diff, low, high = paired_difference(answerer.f1, peer_f1)
             f1_cells.append(f"{100 * f1_diff:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]")
         em_lines.append(f"| {method} | " + " | ".join(em_cells) + " |")
