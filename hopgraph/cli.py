@@ -258,17 +258,17 @@ def _warn_unshown_metadata(index: str) -> None:
     from hopgraph.api import services_for
 
     settings = Settings()
-    indexes = services_for(settings).indexes
+    services = services_for(settings)
+    indexes = services.indexes
     try:
-        unshown = indexes.open(index).unshown_metadata(settings.embed_metadata)
+        # opened from the store, not through `indexes.open`, which would log the notice printed here
+        opened = indexes.store.open(index, services.embedder)
     except IndexNotFoundError as missing:  # the store names no other index; its own user may see them
         existing = ", ".join(repr(manifest.name) for manifest in indexes.store.list()) or "none"
         raise IndexNotFoundError(f"{missing} Indexes in {settings.indexes_path}: {existing}.") from None
-    if unshown:
-        console.print(
-            f"[yellow]index {index!r} was built without the metadata line ({', '.join(unshown)}): its "
-            f"passages reach the reader without them. Rebuild: `hopgraph index PATH --name {index}`.[/]"
-        )
+    notice = indexes.unshown_metadata_notice(opened)
+    if notice:
+        console.print(f"[yellow]{escape(notice)}[/]")
 
 
 def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:

@@ -6,10 +6,11 @@ Everything below graphs/, nodes/ and stores/ receives these objects; nothing the
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 SHIPPED_TREEHOP = Path(__file__).parent / "checkpoints" / "treehop.pt"
+_log = logging.getLogger("hopgraph")
 
 
 def treehop_checkpoint_of(settings: Settings) -> Path:
@@ -403,14 +405,42 @@ def index_store(settings: Settings, exact_search_max_chunks: int | None = None) 
 
 
 class BoundIndexes:
-    """Opens indexes with the process's embedder (the IndexProvider nodes are handed)."""
+    """Opens indexes with the process's embedder (the IndexProvider nodes are handed), and says once per
+    process of an index whose documents carry metadata the settings show with every passage (`shown`) but
+    which was built without it: its passages then reach the reader with no source or date, whether the run
+    came from the command line, the Python API or Studio."""
 
-    def __init__(self, store: IndexStore, embedder: Any) -> None:
+    def __init__(self, store: IndexStore, embedder: Any, shown: Sequence[str] = ()) -> None:
         self.store = store
         self._embedder = embedder
+        self._shown = tuple(shown)
+        self._checked: set[tuple[str, str]] = set()  # (name, build id) looked at (a look reads a chunk)
+        self._lock = threading.Lock()
 
     def open(self, name: str) -> ChunkIndex:
-        return self.store.open(name, self._embedder)
+        index = self.store.open(name, self._embedder)
+        notice = self.unshown_metadata_notice(index)
+        if notice:
+            _log.warning("%s", notice)
+        return index
+
+    def unshown_metadata_notice(self, index: ChunkIndex) -> str | None:
+        """The line saying `index` was built without the metadata line the settings show, the first time
+        this build is looked at; None when it shows them, or after the first time (`hopgraph ask` prints
+        the line its own way before the run, and the run's own opening then says nothing more)."""
+        key = (index.manifest.name, index.manifest.build_id)
+        with self._lock:
+            if key in self._checked:
+                return None
+            self._checked.add(key)
+        unshown = index.unshown_metadata(self._shown)
+        if not unshown:
+            return None
+        name = index.manifest.name
+        return (
+            f"index {name!r} was built without the metadata line ({', '.join(unshown)}): its passages reach "
+            f"the reader without them. Rebuild: `hopgraph index PATH --name {name}`."
+        )
 
 
 def _local_gguf(spec: str, settings: Settings) -> Path:
@@ -539,7 +569,7 @@ class Services:
     def indexes(self) -> BoundIndexes:
         return self._shared(
             "indexes",
-            lambda: BoundIndexes(index_store(self.settings), self.embedder),
+            lambda: BoundIndexes(index_store(self.settings), self.embedder, self.settings.embed_metadata),
         )
 
     @property

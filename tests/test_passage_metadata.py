@@ -9,6 +9,7 @@ real embedded model a question only the source line can settle.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -109,13 +110,37 @@ def test_asking_an_index_built_without_the_line_says_so(
         "sample-no-line",
         settings.model_copy(update={"embed_metadata": []}),
     )
-    assert services_for(settings).indexes.open("sample-no-line").unshown_metadata(SHOWN) == SHOWN
+    services = services_for(settings)
+    # from the store: through `services.indexes` this first look would already have given the notice
+    assert services.indexes.store.open("sample-no-line", services.embedder).unshown_metadata(SHOWN) == SHOWN
     reader, _ = scripted_gateway(lambda _prompt: "Cybertruck")
-    monkeypatch.setitem(services_for(settings)._built, "llm", reader)
+    monkeypatch.setitem(services._built, "llm", reader)
     asked = CliRunner().invoke(app, ["ask", "Which truck?", "--index", "sample-no-line"])
     assert asked.exit_code == 0, asked.output
     assert "built without the metadata line (source, published_at)" in asked.output
     assert "hopgraph index PATH --name sample-no-line" in asked.output
+
+
+def test_a_run_from_python_on_an_index_without_the_line_logs_it_once(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same notice for a graph run from Python (or Studio), on the "hopgraph" logger: once per index
+    build, not at every retrieval."""
+    index_corpus(
+        Path("hopgraph/sample/corpus.jsonl"),
+        "sample-no-line-api",
+        settings.model_copy(update={"embed_metadata": []}),
+    )
+    reader, _ = scripted_gateway(lambda _prompt: "Cybertruck")
+    graph = naive.build(ScriptedServices(services_for(settings), reader)).compile()
+    with caplog.at_level(logging.WARNING, logger="hopgraph"):
+        for _ in range(2):
+            stream_run(graph, "Which truck?", {"index": "sample-no-line-api"})
+    notices = [record.getMessage() for record in caplog.records if "metadata line" in record.getMessage()]
+    assert notices == [
+        "index 'sample-no-line-api' was built without the metadata line (source, published_at): its passages "
+        "reach the reader without them. Rebuild: `hopgraph index PATH --name sample-no-line-api`."
+    ]
 
 
 @pytest.mark.llm
