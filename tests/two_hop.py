@@ -37,16 +37,21 @@ SOURCE, SOURCE_DOC, SOURCE_ANSWER = "Daily Lantern", "gazette-reopening", "2021"
 BRIDGE_TRIO = (BRIDGE_FIRST, BRIDGE_SECOND, "varnholt-museum")
 
 
+def _records() -> dict[str, dict]:
+    """The corpus file's records by id."""
+    return {record["id"]: record for record in map(json.loads, CORPUS.read_text().splitlines())}
+
+
 def write_subset(ids: tuple[str, ...], path: Path) -> Path:
     """The corpus's paragraphs `ids`, in that order, as a JSONL corpus at `path`."""
-    records = {record["id"]: record for record in map(json.loads, CORPUS.read_text().splitlines())}
+    records = _records()
     path.write_text("".join(json.dumps(records[id_]) + "\n" for id_ in ids), encoding="utf-8")
     return path
 
 
 def source_of() -> dict[str, str]:
     """Each document's source, read from the corpus file (not restated here)."""
-    return {record["id"]: record["source"] for record in map(json.loads, CORPUS.read_text().splitlines())}
+    return {id_: record["source"] for id_, record in _records().items()}
 
 
 def hops_of(evidence: list[dict], doc_id: str) -> set[int]:
