@@ -219,6 +219,7 @@ def peer_reading(
 
 
 def peer_scores(peer_rows: list[dict[str, Any]]) -> tuple[list[float | None], list[float | None]]:
+    """The peer's EM and F1 on each of its rows, the side every comparison is paired against."""
     peer = scored("peer", "rag", [row["rag"] for row in peer_rows], peer_rows)
     return peer.em, peer.f1
 
