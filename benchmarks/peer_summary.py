@@ -23,6 +23,7 @@ import argparse
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,11 @@ class Slice:
     @property
     def name(self) -> str:
         return f"{SLICE_NAMES.get(self.dataset, self.dataset)} ({len(self.peer_rows)})"
+
+    @cached_property
+    def peer(self) -> tuple[list[float | None], list[float | None]]:
+        """The peer's EM and F1 per question, scored once for every cell and panel row."""
+        return peer_scores(self.peer_rows)
 
 
 def method_of(answerer: Answerer) -> str:
@@ -89,9 +95,7 @@ def summary(slices: Sequence[Slice]) -> str:
     em_lines = ["| method | " + " | ".join(f"{one.name}: EM (− peer, p)" for one in slices) + " |", rule]
     f1_lines = ["| method | " + " | ".join(f"{one.name}: F1 − peer" for one in slices) + " |", rule]
     em_lines.append(
-        "| peer | "
-        + " | ".join(f"{100 * bootstrap_ci(peer_scores(one.peer_rows)[0])[0]:.1f}" for one in slices)
-        + " |"
+        "| peer | " + " | ".join(f"{100 * bootstrap_ci(one.peer[0])[0]:.1f}" for one in slices) + " |"
     )
     for method in methods:
         em_cells, f1_cells = [], []
@@ -101,7 +105,7 @@ def summary(slices: Sequence[Slice]) -> str:
                 em_cells.append("–")
                 f1_cells.append("–")
                 continue
-            peer_em, peer_f1 = peer_scores(one.peer_rows)
+            peer_em, peer_f1 = one.peer
             em_diff = paired_difference(answerer.em, peer_em)[0]
             p = mcnemar_exact(answerer.em, peer_em)
             em_cells.append(f"{100 * bootstrap_ci(answerer.em)[0]:.1f} ({100 * em_diff:+.1f}, {p:.3f})")
@@ -122,7 +126,7 @@ def figure(slices: Sequence[Slice]) -> Figure:
     colors = method_colors(methods)
     panels = {}
     for one in slices:
-        peer_em = peer_scores(one.peer_rows)[0]
+        peer_em = one.peer[0]
         rows = []
         for method in methods:
             answerer = one.methods.get(method)
