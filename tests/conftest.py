@@ -30,7 +30,7 @@ os.environ.pop("LINES", None)
 
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.cli import SAMPLE_CORPUS
-from hopgraph.local_model import LocalLlamaChat, ensure_gguf
+from hopgraph.local_model import ensure_gguf
 from hopgraph.providers import Services
 from nodes.edge_judge import LLMEdgeJudge
 from stores.index import BuildResult
@@ -101,19 +101,6 @@ def session_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def settings(session_data_dir: Path, gguf_path: Path) -> Settings:
     """Embedded defaults (local LLM, MiniLM) over a session data directory, with SESSION_SETTINGS."""
     return Settings(data_dir=session_data_dir, model_dir=MODEL_DIR, **SESSION_SETTINGS)
-
-
-@pytest.fixture(autouse=True)
-def fresh_local_model(request: pytest.FixtureRequest) -> None:
-    """Each real-model test starts with the session's llama.cpp contexts holding no prompt, so its replies
-    are the ones it gets alone, whatever test ran before it: a reused prefix can change a greedy reply
-    (LocalLlamaChat.forget_prompts), and then a test's pinned path would depend on the order of the
-    suite (query decomposition's did, after ChainRAG's test, on an AVX-512 machine)."""
-    if request.node.get_closest_marker("llm") is None:
-        return
-    model = services_for(request.getfixturevalue("settings")).llm.model_for("default").model
-    if isinstance(model, LocalLlamaChat):
-        model.forget_prompts()
 
 
 @pytest.fixture(scope="session")
