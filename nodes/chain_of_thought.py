@@ -76,7 +76,7 @@ class ChainOfThoughtReader:
         if refused and text and ctx.unanswerable and not ctx.refusal_check:
             return {"answer": text, "answer_outcome": "unanswerable", "usage": [chain.reply.usage]}
         if not refused:
-            return answered(self.llm, question, chain.asked, chain.reply, text)
+            return answered(self.llm, question, chain.asked, chain.reply, text, paragraphs)
         why = f"the chain of thought refused ({said!r})" if said else 'no "answer is" in the chain of thought'
         direct = read_passages(self.llm, question, paragraphs, ctx)
         return {

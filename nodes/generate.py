@@ -25,13 +25,56 @@ AnswerOutcome = Literal["answered", "unanswerable", "checked", "best_span", "ref
 # How a reply longer than a short span became the answer (`answer_shortening`; the reply itself is kept as
 # `answer_sentence`): yes_no, the Yes / No a yes-no question's reply opens with; restatement, the words
 # after the verb of a reply that restates the question; model, the generator's own words when asked which
-# words of its reply answer; kept, none of these gave a usable span and the reply stands.
-Shortening = Literal["yes_no", "restatement", "model", "kept"]
+# words of its reply answer; kept, none of these gave a usable span and the reply stands; choice, a question
+# offering two options whose answer named neither, replaced by the option whose passages name the answer,
+# or else by the one the generator chose when asked.
+Shortening = Literal["yes_no", "restatement", "model", "kept", "choice"]
 SHORTEN_TOKENS = 24  # a span, never a sentence
 CHECK_TOKENS = 320  # a few facts and a short answer: on MultiHop-RAG 3 of 29 checks ran past 200 (long facts)
 
 
-def shortened(llm: LLMGateway, question: str, conversation: Sequence[BaseMessage], text: str) -> dict:
+def shortened(
+    llm: LLMGateway,
+    question: str,
+    conversation: Sequence[BaseMessage],
+    text: str,
+    passages: Sequence[Evidence] = (),
+) -> dict:
+    """The update that makes `text`, the cleaned last reply of `conversation`, the answer the benchmarks
+    score: its short span (`cut_to_span`), then, for a question offering two options whose span names
+    neither, one of them: the option whose own passages (of `passages`, what the reader read) name the
+    span, else the one the generator chooses (`chosen`). Empty when `text` already is that answer."""
+    cut = cut_to_span(llm, question, conversation, text)
+    options = answer.choices(question)
+    span = cut.get("answer", text)
+    if options is None or answer.named_options(span, options):
+        return cut
+    if option := answer.option_of(span, options, passages):
+        return {**cut, **_shortened(text, option, "choice")}
+    return chosen(llm, conversation, options, text, cut)
+
+
+def chosen(
+    llm: LLMGateway, conversation: Sequence[BaseMessage], options: Sequence[str], text: str, cut: dict
+) -> dict:
+    """The generator asked, the conversation continued, which of the question's `options` answers it: the
+    option its reply names becomes the answer (as the question words it), the reply `text` kept as
+    `answer_sentence`. A reply naming neither or both leaves `cut` (the span update of `text`, empty when
+    `text` was one) as it was, recorded in `fallbacks`."""
+    asked = [*conversation, HumanMessage(answer.choice_request(options))]
+    reply = llm.complete("generator", asked, max_tokens=SHORTEN_TOKENS, guard=answer.GUARD)
+    said = answer.clean(reply.text)
+    named = answer.named_options(said, options)
+    usage = [*cut.get("usage", []), reply.usage]
+    if len(named) == 1:
+        return {**cut, **_shortened(text, named[0], "choice"), "usage": usage}
+    note = (
+        f"choice: the answer named neither option; asked for one, the model replied {said!r}: the answer kept"
+    )
+    return {**cut, "usage": usage, "fallbacks": [*cut.get("fallbacks", []), note]}
+
+
+def cut_to_span(llm: LLMGateway, question: str, conversation: Sequence[BaseMessage], text: str) -> dict:
     """The update that makes `text`, the cleaned last reply of `conversation`, the short span the benchmarks
     score (EM and F1 credit "Rome", not "Ronzalli left Venice for the conclave in Rome"); empty when it
     already is one (at most `answer.SHORT_WORDS` words, and not a Yes / No with more after it).
@@ -63,11 +106,17 @@ def shortened(llm: LLMGateway, question: str, conversation: Sequence[BaseMessage
 
 
 def answered(
-    llm: LLMGateway, question: str, asked: Sequence[BaseMessage], reply: LLMReply, text: str
+    llm: LLMGateway,
+    question: str,
+    asked: Sequence[BaseMessage],
+    reply: LLMReply,
+    text: str,
+    passages: Sequence[Evidence] = (),
 ) -> dict:
-    """The update of a final reader whose cleaned reply `text` answered: its span (`shortened`), outcome
-    "answered", and the usage of both calls, for readers that ask outside `final_answer`."""
-    cut = shortened(llm, question, [*asked, AIMessage(reply.text)], text)
+    """The update of a final reader whose cleaned reply `text` answered: its span (`shortened`, over the
+    `passages` the reader read), outcome "answered", and the usage of both calls, for readers that ask
+    outside `final_answer`."""
+    cut = shortened(llm, question, [*asked, AIMessage(reply.text)], text, passages)
     update = {"answer": text, "answer_outcome": "answered", **cut}
     return {**update, "usage": [reply.usage, *cut.get("usage", [])]}
 
@@ -132,7 +181,8 @@ def follow_up_tokens(
 
     Every turn any of its paths appends, summed, since each path appends some of them: the reply, the
     nudge for a best answer and its reply, the refusal check and its reply, the request for the span and
-    its reply, and an echo's retry (its nudge and one more reply of the longest of these caps)."""
+    its reply, a choice question's request for one of its options and its reply, and an echo's retry (its
+    nudge and one more reply of the longest of these caps)."""
     asked = [
         HumanMessage(answer.REFUSAL_NUDGE),
         refusal_check.request(),
@@ -140,6 +190,9 @@ def follow_up_tokens(
         HumanMessage(NUDGE),
     ]
     replies = [max_tokens, max_tokens, CHECK_TOKENS, SHORTEN_TOKENS, max(max_tokens, CHECK_TOKENS)]
+    if (options := answer.choices(question)) is not None:
+        asked.append(HumanMessage(answer.choice_request(options)))
+        replies.append(SHORTEN_TOKENS)
     return count(asked) + sum(replies) + MESSAGE_TOKENS * len(replies)
 
 
@@ -153,6 +206,7 @@ def final_answer(
     has_evidence: bool,
     unanswerable: bool,
     check_refusal: bool = False,
+    passages: Sequence[Evidence] = (),
 ) -> dict:
     """Ask the generator for the final answer; a partial state update with the answer and its outcome.
 
@@ -161,7 +215,8 @@ def final_answer(
     prefix is reused), for its best answer; a second refusal leaves the answer empty and says so. Where
     refusals are kept on purpose, `check_refusal` has the reader check its refusal fact by fact
     (`checked_refusal`) and keep it only when a fact is missing. An answer longer than a short span is
-    then cut to one (`shortened`).
+    then cut to one (`shortened`, which reads `passages`, the evidence the reader was given, for a choice
+    question's option).
     """
     reply = llm.complete("generator", messages, max_tokens=max_tokens, guard=guard)
     text, usage = answer.clean(reply.text), [reply.usage]
@@ -184,7 +239,7 @@ def final_answer(
             text = ""
     update: dict[str, Any] = {"answer": text, "answer_outcome": outcome, "usage": usage, **extra}
     if outcome in ("answered", "checked", "best_span"):
-        cut = shortened(llm, question, conversation, text)
+        cut = shortened(llm, question, conversation, text, passages)
         fallbacks = [*extra.get("fallbacks", []), *cut.get("fallbacks", [])]
         update |= {**cut, "usage": usage + cut.get("usage", [])}
         if fallbacks:
@@ -214,6 +269,7 @@ def read_passages(
         has_evidence=bool(passages),
         unanswerable=ctx.unanswerable,
         check_refusal=ctx.refusal_check,
+        passages=passages,
     )
 
 

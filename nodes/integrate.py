@@ -115,7 +115,7 @@ class Integrate:
             if answer.is_refusal(text) and ctx.unanswerable and not ctx.refusal_check:
                 return {"answer": text, "answer_outcome": "unanswerable", "usage": [reply.usage]}
             if not answer.is_refusal(text):
-                return answered(self.llm, question, asked, reply, text)
+                return answered(self.llm, question, asked, reply, text, state.get("evidence", []))
             usage.append(reply.usage)
             fallbacks.append("integrate: the sub-answers gave no answer; answered from the contexts")
         passages, cut = self.contexts(question, state.get("evidence", []), ctx)

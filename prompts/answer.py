@@ -46,8 +46,17 @@ REFUSAL_NUDGE = "Give your best answer from the passages even if you are unsure,
 SHORTEN = "Copy from your reply only the words that answer this question."
 SHORT_WORDS = 4
 
+# Asked when a question offers two options ("Which film came out first, X or Y?"), the reply names neither,
+# and no passage tells which option it belongs to: the 1.5B model answered 5 of NaiveRAG's 23 such questions
+# (HotpotQA and 2Wiki dev, 50 each) with the entity the comparison went through ("Luis Saslavsky", the
+# director, for which of two films had the director who died first), never right. The options are the
+# question's own words. Asked with the question repeated ("The answer is one of these: ... Reply with the
+# one the question asks for."), the model repeated its answer on our own example; without it, it named an
+# option.
+CHOOSE = "The question asks which of two: {options}. Reply with one of them only."
+
 GUARD = EchoGuard(
-    own_text=(SYSTEM, INSTRUCTION, UNANSWERABLE_INSTRUCTION, REFUSAL_NUDGE, SHORTEN, CUE),
+    own_text=(SYSTEM, INSTRUCTION, UNANSWERABLE_INSTRUCTION, REFUSAL_NUDGE, SHORTEN, CHOOSE, CUE),
     allowed=frozenset({"yes", "no", normalise(UNANSWERABLE)}),
 )
 
@@ -93,6 +102,52 @@ def messages(question: str, evidence: Sequence[Evidence], *, unanswerable: bool 
 def shorten_request(question: str) -> str:
     """The follow-up turn that asks for the span inside the reader's own reply (`SHORTEN`)."""
     return f"Question: {question}\n{SHORTEN}\n{CUE}"
+
+
+def choice_request(options: Sequence[str]) -> str:
+    """The follow-up turn that asks a choice question's reader for one of its options (`CHOOSE`)."""
+    return f"{CHOOSE.format(options=' or '.join(options))}\n{CUE}"
+
+
+# "Which film came out first, X or Y?": a question word, one comma, then two options of at most
+# _OPTION_WORDS words. One comma only, since a second ("..., and NBA odds, or ...?"; "Heads I Win, Tails
+# You Lose or ...") leaves no telling where an option starts; a question opening with a verb ("Is X or Y
+# older?", "Does the article ..., or ...?") can be answered yes or no, so it is left alone.
+_CHOICE = re.compile(
+    r"^(?:which|who|whom|whose|what|where|when)\b[^,]*,\s*([^,]+?)\s+or\s+([^,]+?)\s*\?\s*$", re.I
+)
+_OPTION_WORDS = 8
+
+
+def choices(question: str) -> tuple[str, str] | None:
+    """The two options a question offers to choose between, as it words them; None when it offers none."""
+    match = _CHOICE.match(question.strip())
+    if match is None or any(len(option.split()) > _OPTION_WORDS for option in match.groups()):
+        return None
+    return match.group(1), match.group(2)
+
+
+def _holds(text: str, words: str) -> bool:
+    """Whether `words`, normalised, stand in `text` as whole words (not "Woolf" in "Woolfson")."""
+    wanted = normalise(words)
+    return bool(wanted) and f" {wanted} " in f" {normalise(text)} "
+
+
+def named_options(reply: str, options: Sequence[str]) -> list[str]:
+    """The options `reply` names: an option's words inside the reply ("Adeline Virginia Woolf" names
+    "Virginia Woolf") or the reply's inside an option's ("Woolf"), compared normalised, word by word."""
+    return [option for option in options if _holds(reply, option) or _holds(option, reply)]
+
+
+def option_of(reply: str, options: Sequence[str], passages: Sequence[Evidence]) -> str | None:
+    """The one option whose own passages (their title names it) name `reply`: "Luis Saslavsky" is the
+    film's whose page says it was directed by him. None when no option's passages name it, or both's."""
+    through = [
+        option
+        for option in options
+        if any(named_options(item["title"], [option]) and _holds(item["text"], reply) for item in passages)
+    ]
+    return through[0] if len(through) == 1 else None
 
 
 def clean(text: str) -> str:

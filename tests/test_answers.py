@@ -397,6 +397,110 @@ def test_rules_cut_without_a_call_and_short_answers_are_left_alone() -> None:
     assert len(model.prompts) == 1
 
 
+CHOICE = "Which library opened first, the Varnholt Library or the Ostrel Reading Room?"
+CHOICE_OPTIONS = ("the Varnholt Library", "the Ostrel Reading Room")
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (CHOICE, CHOICE_OPTIONS),
+        ("Who was born first, Celia Dunmore or Anton Reyes?", ("Celia Dunmore", "Anton Reyes")),
+        ("Is the library or the museum older?", None),  # opens with a verb: can be answered yes or no
+        ("Does the first article say the fund grew, or did it shrink?", None),
+        ("Which film, by its director's age, came first, Heads Up, Tails Down or Sarah?", None),  # 2 commas
+        ("Which is older, the library built by the guild of the northern river towns or the museum?", None),
+        ("Which library opened first?", None),
+    ],
+)
+def test_a_choice_question_offers_the_two_options_it_words(question: str, options: tuple | None) -> None:
+    assert answer.choices(question) == options
+
+
+def test_a_reply_names_an_option_by_its_words_or_by_part_of_them() -> None:
+    options = ("Emma Bull", "Virginia Woolf")
+    assert answer.named_options("Adeline Virginia Woolf", options) == ["Virginia Woolf"]
+    assert answer.named_options("Woolf.", options) == ["Virginia Woolf"]
+    assert answer.named_options("Emma Bull and Virginia Woolf", options) == list(options)
+    assert answer.named_options("Leonard Woolfson", options) == []  # a word, not a part of one
+    assert answer.named_options("", options) == []
+
+
+def test_an_answer_naming_neither_option_is_replaced_by_the_one_the_model_chooses() -> None:
+    """Scripted generator (wiring): the reader answers with the person the comparison went through, then,
+    asked for one of the options in the same conversation, names one."""
+    replies = iter(["Celia Dunmore", "The Ostrel Reading Room."])
+    gateway, model = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)({"question": CHOICE, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_sentence"], out["answer_shortening"]) == (
+        "the Ostrel Reading Room",
+        "Celia Dunmore",
+        "choice",
+    )
+    assert len(out["usage"]) == 2 and "fallbacks" not in out
+    first, second = model.prompts
+    assert second.startswith(first)
+    assert second.endswith(f"Celia Dunmore\n{answer.choice_request(CHOICE_OPTIONS)}")
+    assert "the Varnholt Library or the Ostrel Reading Room" in answer.choice_request(CHOICE_OPTIONS)
+
+
+def test_an_answer_naming_neither_option_becomes_the_option_whose_passage_names_it() -> None:
+    """No second call: the passage titled by one option names the answer (the person the comparison went
+    through); the other option's passage does not."""
+    read = [
+        Evidence(
+            **{
+                **EVIDENCE[0],
+                "id": "a#0",
+                "title": "Ostrel Reading Room",
+                "text": "Designed by Celia Dunmore.",
+            }
+        ),
+        Evidence(
+            **{**EVIDENCE[0], "id": "b#0", "title": "Varnholt Library", "text": "Built by the guild in 1820."}
+        ),
+        Evidence(
+            **{**EVIDENCE[0], "id": "c#0", "title": "Celia Dunmore", "text": "Celia Dunmore, an architect."}
+        ),
+    ]
+    gateway, model = scripted_gateway(lambda prompt: "Celia Dunmore")
+    out = Generate(gateway)({"question": CHOICE, "evidence": read}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_sentence"], out["answer_shortening"]) == (
+        "the Ostrel Reading Room",
+        "Celia Dunmore",
+        "choice",
+    )
+    assert len(model.prompts) == 1
+
+
+def test_a_passage_naming_the_answer_under_both_options_or_neither_decides_nothing() -> None:
+    options = ("the Varnholt Library", "the Ostrel Reading Room")
+    both = [
+        Evidence(**{**EVIDENCE[0], "title": "Varnholt Library", "text": "Its hall is by Celia Dunmore."}),
+        Evidence(**{**EVIDENCE[0], "title": "Ostrel Reading Room", "text": "Celia Dunmore designed it."}),
+    ]
+    assert answer.option_of("Celia Dunmore", options, both) is None
+    assert answer.option_of("Celia Dunmore", options, both[:1]) == "the Varnholt Library"
+    assert answer.option_of("Anton Reyes", options, both) is None
+
+
+@pytest.mark.parametrize(
+    "chose", ["Celia Dunmore", "Both of them", "the Varnholt Library and the Ostrel Reading Room"]
+)
+def test_a_choice_naming_neither_or_both_options_keeps_the_answer_and_says_so(chose: str) -> None:
+    replies = iter(["Celia Dunmore", chose])
+    gateway, _ = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)({"question": CHOICE, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert out["answer"] == "Celia Dunmore" and "answer_shortening" not in out
+    assert out["fallbacks"][0].startswith("choice: the answer named neither option")
+
+
+def test_an_answer_naming_an_option_is_not_asked_again() -> None:
+    gateway, model = scripted_gateway(lambda prompt: "Varnholt Library")
+    out = Generate(gateway)({"question": CHOICE, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert out["answer"] == "Varnholt Library" and len(model.prompts) == 1
+
+
 class FirstIsBest:
     """A reranker that keeps the gathered order (the refusal rule, not the ranking, is under test)."""
 

@@ -243,6 +243,7 @@ class AnswerFromMemories:
             has_evidence=True,
             unanswerable=ctx.unanswerable,
             check_refusal=ctx.refusal_check,
+            passages=state.get("evidence", []),
         )
         memory = words([*global_memory, *(f"{s['sub_question']} {s['answer']}" for s in local_memory)])
         stats = {"memory_words": float(memory)}
