@@ -16,7 +16,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from hopgraph import Settings, build_graph
-from hopgraph.local_model import LocalLlamaChat, prompt_family
+from hopgraph.local_model import BATCH, LocalLlamaChat, prompt_family
 
 pytestmark = pytest.mark.llm
 
@@ -58,13 +58,15 @@ def test_a_streamed_reply_is_llama_cpps_own_completion_with_its_counts(
 
 
 def test_a_streamed_call_still_reuses_the_prefix_its_family_left(model: LocalLlamaChat) -> None:
-    first = [SystemMessage(SYSTEM), HumanMessage(ASKED)]
-    second = [SystemMessage(SYSTEM), HumanMessage("Name three rivers of France, separated by commas.")]
+    system = SystemMessage(SYSTEM * 6)  # longer than a batch: a prefix is kept in whole batches
+    first = [system, HumanMessage(ASKED)]
+    second = [system, HumanMessage("Name three rivers of France, separated by commas.")]
     list(model.stream(first, max_tokens=4))
     chunks = list(model.stream(second, max_tokens=4))
     usage = chunks[-1].usage_metadata
     reused = usage["input_token_details"]["cache_read"]
-    assert usage["input_tokens"] - 20 < reused < usage["input_tokens"]  # all but the changed question
+    # all but the changed question, and what of the system text lies past its last whole batch
+    assert reused >= BATCH and reused % BATCH == 0 and usage["input_tokens"] - reused < BATCH + 20
 
 
 def test_naive_streams_its_generators_tokens_tagged_with_the_node(
