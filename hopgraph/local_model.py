@@ -413,7 +413,7 @@ def _counting_llama() -> type:
             """Cut what the context holds to the whole batches `tokens` begins with, at least its last token
             short (its logits are what is sampled): llama-cpp-python then keeps that prefix and evaluates
             the rest from a batch boundary, or, with nothing kept, from an emptied cache."""
-            held = self.input_ids[: min(self.n_tokens, self.whole_batches, len(tokens) - 1)]
+            held = self.input_ids[: min(self.n_tokens, self.whole_batches, max(len(tokens) - 1, 0))]
             differ = np.flatnonzero(held != np.asarray(tokens[: len(held)], dtype=held.dtype))
             common = int(differ[0]) if differ.size else len(held)
             self.n_tokens = common // self.n_batch * self.n_batch
