@@ -67,8 +67,8 @@ def test_the_real_model_asked_for_one_of_two_options_names_one(services: Any) ->
     """The answer a choice question drew from the 1.5B model on benchmark questions of this shape: the
     person the comparison goes through (the director), not one of the two films. With no passage to tell
     which film is his (none read here), the generator is asked; what is pinned is that its answer is then
-    one of the two (on this example it chose the wrong film: a guess between the options, where the
-    director's name was never right)."""
+    one of the two. Which one is a guess here, as nothing read says which film is hers; the director's name
+    could never be right (with the films' own passages the rule answers without the model: test_answers)."""
     question = "Which film has the director who died first, The Quiet Harbour or Northern Lights Over Marn?"
     read = [passage("Ilse Varga (1890 - 1952) and Tomas Brandt (1895 - 1979) directed films.", "Directors")]
     conversation = [*answer.messages(question, read), AIMessage("Ilse Varga")]
