@@ -47,12 +47,12 @@ SHORTEN = "Copy from your reply only the words that answer this question."
 SHORT_WORDS = 4
 
 # Asked when a question offers two options ("Which film came out first, X or Y?"), the reply names neither,
-# and no passage tells which option it belongs to: the 1.5B model answered 5 of NaiveRAG's 22 such questions
-# (the first 50 of HotpotQA and 2Wiki dev; all 5 on 2Wiki) with the entity the comparison went through ("Luis Saslavsky", the
-# director, for which of two films had the director who died first), never right. The options are the
-# question's own words. Asked with the question repeated ("The answer is one of these: ... Reply with the
-# one the question asks for."), the model repeated its answer on our own example; without it, it named an
-# option.
+# and no passage tells which option it belongs to: the 1.5B model answered 5 of NaiveRAG's 22 such
+# questions (the first 50 of HotpotQA and 2Wiki dev; all 5 on 2Wiki) with the entity the comparison went
+# through ("Luis Saslavsky", the director, for which of two films had the director who died first), never
+# right. The options are the question's own words. Asked with the question repeated ("The answer is one of
+# these: ... Reply with the one the question asks for."), the model repeated its answer on our own example;
+# without it, it named an option.
 CHOOSE = "The question asks which of two: {options}. Reply with one of them only."
 
 GUARD = EchoGuard(
