@@ -17,6 +17,7 @@ Printed per method: refusals of answerable questions (all, and those where every
 that the passages held what the refusal said was missing) and null questions answered right, before -> after;
 EM before -> after with the paired difference (bootstrap 95% interval, evals.stats.paired_difference) and
 McNemar's exact p; EM per question type; the check's verdicts and how many checked answers were right.
+The EM differences are also drawn, a row per method, into `--plot` (default RUN/refusal-check.png).
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from matplotlib.figure import Figure
+
 from evals.metrics import exact_match
+from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.runner import answered_results
 from evals.stats import mcnemar_exact, paired_difference
 from prompts.answer import UNANSWERABLE
@@ -38,6 +42,7 @@ SENT_ON = (
     "integrate: the sub-answers gave no answer; answered from the contexts",
     "cot reader: the chain of thought refused",
 )
+PLOT_FILE = "refusal-check.png"
 
 
 def refused_before(record: Mapping[str, Any]) -> bool:
@@ -98,22 +103,44 @@ def method_rows(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def by_method(run_dir: Path) -> dict[str, list[Mapping[str, Any]]]:
+    """Each method's latest answered records in the folder, in question-id order."""
+    methods: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for record in answered_results(run_dir).values():
+        methods[record["method"]].append(record)
+    for records in methods.values():
+        records.sort(key=lambda record: str(record["question_id"]))
+    return dict(sorted(methods.items()))
+
+
 def report(run_dir: Path) -> str:
     """Every method's lines, from the folder's latest answered records."""
-    by_method: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for record in answered_results(run_dir).values():
-        by_method[record["method"]].append(record)
     out = []
-    for method, rows in sorted(by_method.items()):
-        rows.sort(key=lambda record: str(record["question_id"]))
+    for method, rows in by_method(run_dir).items():
         out += [f"## {method}", *method_rows(rows), ""]
     return "\n".join(out)
+
+
+def figure(run_dir: Path) -> Figure:
+    """EM with the check against without it, a row per method: the paired difference with its 95% interval,
+    McNemar's exact p in the label."""
+    methods = by_method(run_dir)
+    colors = method_colors(methods)
+    rows = []
+    for method, records in methods.items():
+        before, after = [sides(record)[0] for record in records], [sides(record)[1] for record in records]
+        label = f"{method} ({len(records)}), p {mcnemar_exact(after, before):.3f}"
+        rows.append(Interval(label, *paired_difference(after, before), colors[method]))
+    return intervals_figure({"EM, refusal check on − off (points)": rows}, empty="no answered question")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="results folder of `hopgraph eval` with the refusal check on")
-    print(report(parser.parse_args(argv).run))
+    parser.add_argument("--plot", type=Path, help=f"the figure's file (default RUN/{PLOT_FILE})")
+    args = parser.parse_args(argv)
+    print(report(args.run))
+    print(f"plot: {save_figure(figure(args.run), args.plot or args.run / PLOT_FILE)}")
 
 
 if __name__ == "__main__":

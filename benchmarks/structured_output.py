@@ -12,7 +12,8 @@ own calls. Re-running resumes both (the harness's results files). Printed per me
 per question; per 100 calls, the fallbacks its state recorded (all of them, and those that were a
 structured reply not of its shape) and the echoes; refusals of the shape by the server; EM, F1 and
 seconds per question; then the paired differences on - off with the paired bootstrap's 95% interval
-(evals.stats.paired_difference).
+(evals.stats.paired_difference) and, for EM, McNemar's exact p (evals.stats.mcnemar_exact). The EM and F1
+differences are also drawn, a row per method, into `--plot` (default OUT/structured-output.png).
 """
 
 from __future__ import annotations
@@ -25,14 +26,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from matplotlib.figure import Figure
+
+from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.runner import answered_results
-from evals.stats import bootstrap_ci, paired_difference
+from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph import Settings
 from prompts.structured import UNREAD
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_METHODS = "chainrag,resp,ircot,decomposition,naive_qd"
 SIDES = ("off", "on")
+PLOT_FILE = "structured-output.png"
+
+Outcomes = dict[str, dict[str, dict[str, float]]]  # method -> question -> scores and counts
 
 
 def run_side(args: argparse.Namespace, side: str) -> Path:
@@ -57,9 +64,9 @@ def run_side(args: argparse.Namespace, side: str) -> Path:
     return out / "run"
 
 
-def outcomes(run_dir: Path) -> dict[str, dict[str, dict[str, float]]]:
+def outcomes(run_dir: Path) -> Outcomes:
     """method -> question -> what its latest answered record says (scores, cost, fallbacks, echoes)."""
-    by_method: dict[str, dict[str, dict[str, float]]] = {}
+    by_method: Outcomes = {}
     for (_, method, _), record in answered_results(run_dir).items():
         llm, fallbacks = record.get("llm") or {}, record.get("fallbacks") or []
         by_method.setdefault(method, {})[record["question"]] = {
@@ -85,6 +92,18 @@ def _mean(rows: Sequence[Mapping[str, float]], key: str, scale: float = 100.0) -
     return f"{scale * mean:.1f} [{scale * low:.1f}, {scale * high:.1f}]"
 
 
+def paired(off: Outcomes, on: Outcomes) -> dict[str, dict[str, tuple[list[float], list[float]]]]:
+    """method -> score -> (on, off) over the questions both sides answered, in one order."""
+    pairs: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
+    for method in sorted(set(off) & set(on)):
+        common = sorted(set(off[method]) & set(on[method]))
+        pairs[method] = {
+            key: ([on[method][q][key] for q in common], [off[method][q][key] for q in common])
+            for key in ("em", "f1", "seconds")
+        }
+    return pairs
+
+
 def table(runs: Mapping[str, Path]) -> str:
     """Markdown: per method and side the counts and scores, then per method the paired differences."""
     lines = [
@@ -106,18 +125,36 @@ def table(runs: Mapping[str, Path]) -> str:
             )
     lines += [
         "",
-        "| method | questions | EM on - off | F1 on - off | s / q on - off |",
-        "|---|---|---|---|---|",
+        "| method | questions | EM on - off | EM p (exact) | F1 on - off | s / q on - off |",
+        "|---|---|---|---|---|---|",
     ]
-    for method in sorted(set(sides["off"]) & set(sides["on"])):
-        off, on = sides["off"][method], sides["on"][method]
-        common = sorted(set(off) & set(on))
+    for method, scores in paired(sides["off"], sides["on"]).items():
         cells = []
         for key, scale in (("em", 100.0), ("f1", 100.0), ("seconds", 1.0)):
-            mean, low, high = paired_difference([on[q][key] for q in common], [off[q][key] for q in common])
+            mean, low, high = paired_difference(*scores[key])
             cells.append(f"{scale * mean:+.1f} [{scale * low:+.1f}, {scale * high:+.1f}]")
-        lines.append(f"| {method} | {len(common)} | {' | '.join(cells)} |")
+        cells.insert(1, f"{mcnemar_exact(*scores['em']):.3f}")
+        lines.append(f"| {method} | {len(scores['em'][0])} | {' | '.join(cells)} |")
     return "\n".join(lines)
+
+
+def figure(runs: Mapping[str, Path], dataset: str) -> Figure:
+    """The paired differences drawn: an EM and an F1 panel, a row per method (on - off with its 95%
+    interval, McNemar's exact p in the EM row's label)."""
+    pairs = paired(outcomes(runs["off"]), outcomes(runs["on"]))
+    colors = method_colors(pairs)
+    em_rows, f1_rows = [], []
+    for method, scores in pairs.items():
+        label, p = f"{method} ({len(scores['em'][0])})", mcnemar_exact(*scores["em"])
+        em_rows.append(Interval(f"{label}, p {p:.3f}", *paired_difference(*scores["em"]), colors[method]))
+        f1_rows.append(Interval(label, *paired_difference(*scores["f1"]), colors[method]))
+    return intervals_figure(
+        {
+            f"EM, structured on − off, {dataset} (points)": em_rows,
+            f"F1, structured on − off, {dataset} (points)": f1_rows,
+        },
+        empty="no method answered on both sides",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -127,9 +164,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--methods", default=DEFAULT_METHODS)
     parser.add_argument("--dataset", default="hotpotqa")
     parser.add_argument("--data", type=Path, help="the dataset's folder (default ../shared/data/DATASET)")
+    parser.add_argument("--plot", type=Path, help=f"the figure's file (default OUT/{PLOT_FILE})")
     args: Any = parser.parse_args(argv)
     runs = {side: run_side(args, side) for side in SIDES}
     print(table(runs))
+    print(f"\nplot: {save_figure(figure(runs, args.dataset), args.plot or args.out / PLOT_FILE)}")
 
 
 if __name__ == "__main__":

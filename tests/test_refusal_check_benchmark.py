@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+from matplotlib.container import ErrorbarContainer
 
 from benchmarks import refusal_check as bench
 from evals.runner import latest_results, read_records, results_path
@@ -17,6 +19,7 @@ from prompts.answer import UNANSWERABLE
 from tests import tiny_hotpot
 from tests.scripted import ScriptedChatModel, scripted_gateway
 from tests.test_bad_values import hopgraph, with_paths
+from tests.test_evals_plots import xy, ytick_labels
 
 QUESTIONS = [question for question, _, _ in tiny_hotpot.QUESTIONS]
 GOLD = {question: gold for question, gold, _ in tiny_hotpot.QUESTIONS}
@@ -82,3 +85,9 @@ def test_the_run_without_the_check_is_read_from_the_run_with_it(
     assert lines[at + 7] == (
         "check verdicts: missing 1, stated 2, unread 1; checked answers right 2 of 2 (on null questions 0)"
     )
+    # the figure: a row per method; the run without the check has nothing to gain from it
+    [panel] = bench.figure(tmp_path / "run").axes
+    assert ytick_labels(panel) == ["naive (6), p 0.500", "naive+refusal_check=false (6), p 1.000"]
+    with_check, without = [c for c in panel.containers if isinstance(c, ErrorbarContainer)]
+    assert xy(with_check.lines[0]) == pytest.approx(np.array([[100 / 3, 0]]))
+    assert xy(without.lines[0]) == pytest.approx(np.array([[0.0, 1]]))
