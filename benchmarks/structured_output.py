@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.structured_output --out runs/structured [--limit 30] \
         [--methods chainrag,resp,ircot,decomposition,naive_qd] [--dataset hotpotqa] [--data DIR]
+        [--questions-per-chunk N] [--plot FILE]
 
 Runs `hopgraph eval` twice on the first `--limit` dev questions of the dataset (read from ../shared/data
 as the evaluation harness reads it): once with `structured_output` off, once on. Each side is its own
@@ -52,11 +53,12 @@ def run_side(args: argparse.Namespace, side: str) -> Path:
         "HOPGRAPH_MODEL_DIR": str(Settings().models_path),  # the one assembled GGUF, not a copy per side
     }
     data = args.data or SHARED_DATA / args.dataset
+    per_chunk = ["--questions-per-chunk", str(args.questions_per_chunk)] if args.questions_per_chunk else []
     subprocess.run(
         [
             sys.executable, "-m", "hopgraph", "eval", "--dataset", args.dataset, "--data", str(data),
             "--out", str(out / "run"), "--methods", args.methods, "--limit", str(args.limit), "--no-cache",
-            "--allow-failures",
+            "--allow-failures", *per_chunk,
         ],
         check=True,
         env=env,
@@ -164,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--methods", default=DEFAULT_METHODS)
     parser.add_argument("--dataset", default="hotpotqa")
     parser.add_argument("--data", type=Path, help="the dataset's folder (default ../shared/data/DATASET)")
+    parser.add_argument(
+        "--questions-per-chunk", type=int, help="for QuOTE's and BiQOG's index (default: the evaluation's)"
+    )
     parser.add_argument("--plot", type=Path, help=f"the figure's file (default OUT/{PLOT_FILE})")
     args: Any = parser.parse_args(argv)
     runs = {side: run_side(args, side) for side in SIDES}
