@@ -38,6 +38,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from nodes.roles import ROLES
 from stores.errors import HopgraphError
 from stores.exact import EXACT_SEARCH_MAX_CHUNKS
 from stores.redaction import redact
@@ -136,7 +137,7 @@ class Settings(BaseSettings):
     local_model_path: Path | None = None
     """A GGUF to use instead of the embedded one."""
     local_n_ctx: int = Field(default=8192, ge=1)
-    """Context window of the local model: ChainRAG's paper word limit (3000 words, about 4,000 tokens)
+    """Context window of the local model: ChainRAG's paper word limit (3000 words, about 4,500 tokens)
     plus its instructions must fit in each sub-question's prompts, and CxtInt reads what its sub-questions
     gathered up to this window; KV memory is about 28 KB per token for the embedded 1.5B model."""
     local_contexts: int = Field(default=4, ge=1)
@@ -219,6 +220,17 @@ class Settings(BaseSettings):
                 f"""{ENV_PREFIX}EMBED_METADATA='["source"]'."""
             ) from None
         _refuse_planted_server(self, values)
+
+    @field_validator("roles")
+    @classmethod
+    def _known_roles(cls, roles: dict[str, RoleSettings]) -> dict[str, RoleSettings]:
+        """Refuse an override for a role no call is made for: it would run with the top-level model."""
+        for name in roles:
+            if name not in ROLES:
+                close = difflib.get_close_matches(name, ROLES, n=1)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise ValueError(f"{name!r} is not a role ({hint}the roles are {', '.join(ROLES)})")
+        return roles
 
     @field_validator("chunk_overlap")
     @classmethod

@@ -36,6 +36,7 @@ from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import SecretStr
 
+from nodes.roles import ROLES
 from nodes.state import LLMUsage
 from nodes.window import estimated_tokens
 from prompts.echo import NUDGE, EchoGuard
@@ -218,7 +219,7 @@ def _token_counts(message: AIMessage) -> dict[str, int]:
 
 
 class LLMGateway:
-    """Routes a call for a role (planner, generator, judge ...) to that role's model and accounts for it."""
+    """Routes a call for a role (nodes.roles: generator, judge ...) to that role's model and counts it."""
 
     def __init__(
         self,
@@ -236,6 +237,10 @@ class LLMGateway:
         self._refused_lock = threading.Lock()
 
     def model_for(self, role: str) -> RoleModel:
+        """The role's own model, else the default; a role not in nodes.roles.ROLES is a programming error
+        (no `[roles.NAME]` could ever reach it), so it stops the call."""
+        if role not in ROLES:
+            raise ValueError(f"LLM call for unknown role {role!r}: add it to nodes.roles.ROLES")
         return self._roles.get(role, self._default)
 
     def structures(self, role: str) -> bool:

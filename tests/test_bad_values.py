@@ -112,6 +112,11 @@ BAD = {
         ["hopgraph.toml: roles.generator.lmm", "did you mean llm"],
         toml='[roles.generator]\nlmm = "x"\n',
     ),
+    "toml unknown role": Bad(
+        INDEX,
+        ["hopgraph.toml: roles", "'planner' is not a role", "the roles are generator, reasoner"],
+        toml='[roles.planner]\nllm = "x"\n',
+    ),
     "toml out of range": Bad(
         INDEX,
         ["hopgraph.toml: index_concurrency=0", "greater than or equal to 1"],

@@ -27,6 +27,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hopgraph.cli import app
+from nodes.roles import ROLES
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -234,3 +235,17 @@ def test_every_relative_link_leads_to_a_file_and_heading() -> None:
         elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
             broken.append(f"{path.relative_to(REPO)}: {target} (no such heading)")
     assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+# where each doc lists the roles (nodes.roles.ROLES), up to the end of that sentence
+ROLE_LISTS = {
+    "README.md": "Each LLM call belongs to a role:",
+    "docs/configuration.md": "Roles used by the methods (",
+}
+
+
+@pytest.mark.parametrize("doc", list(ROLE_LISTS))
+def test_the_roles_a_doc_lists_are_the_roles_calls_are_made_for(doc: str) -> None:
+    text = (REPO / doc).read_text(encoding="utf-8")
+    sentence = re.split(r"\.\s", text[text.index(ROLE_LISTS[doc]) :])[0]
+    assert set(re.findall(r"`([a-z_]+)`", sentence)) == set(ROLES)

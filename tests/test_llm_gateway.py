@@ -47,10 +47,18 @@ def test_calls_are_accounted_per_role_with_tokens_and_time() -> None:
 
 
 def test_roles_route_to_their_own_model() -> None:
-    planner = RoleModel(scripted("plan"), "planner-model", "scripted planner")
-    gateway = LLMGateway({"planner": planner}, RoleModel(scripted("default"), "m", "scripted"))
-    assert gateway.complete("planner", [HumanMessage("x")], max_tokens=4).text == "plan"
+    reasoner = RoleModel(scripted("plan"), "reasoner-model", "scripted reasoner")
+    gateway = LLMGateway({"reasoner": reasoner}, RoleModel(scripted("default"), "m", "scripted"))
+    assert gateway.complete("reasoner", [HumanMessage("x")], max_tokens=4).text == "plan"
     assert gateway.complete("generator", [HumanMessage("x")], max_tokens=4).text == "default"
+
+
+def test_a_call_for_a_role_not_listed_stops_before_any_model() -> None:
+    gateway = LLMGateway({}, RoleModel(scripted("plan"), "m", "scripted"))
+    with pytest.raises(ValueError, match=r"unknown role 'planner': add it to nodes\.roles\.ROLES"):
+        gateway.complete("planner", [HumanMessage("x")], max_tokens=4)
+    # the model's first reply is still unread: the refused call never reached it
+    assert gateway.complete("reasoner", [HumanMessage("x")], max_tokens=4).text == "plan"
 
 
 def test_response_cache_answers_repeats_without_calling_the_model(tmp_path: Path) -> None:
@@ -119,7 +127,7 @@ def test_an_exclusive_model_is_never_called_concurrently() -> None:
     gateway = LLMGateway({}, role)
     threads = [
         threading.Thread(
-            target=gateway.complete, args=("g", [HumanMessage(str(i))]), kwargs={"max_tokens": 2}
+            target=gateway.complete, args=("generator", [HumanMessage(str(i))]), kwargs={"max_tokens": 2}
         )
         for i in range(callers)
     ]

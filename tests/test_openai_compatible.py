@@ -185,7 +185,7 @@ def test_a_role_override_routes_only_that_role(
     assert unavailable_provider.requests == []
     gateway = services_for(remote).llm
     assert llama_server in gateway.model_for("generator").model_id
-    assert unavailable_provider.base_url in gateway.model_for("planner").model_id  # unset roles: default
+    assert unavailable_provider.base_url in gateway.model_for("rewriter").model_id  # unset roles: default
 
 
 def _provider_failure(remote: Settings) -> str:

@@ -26,7 +26,7 @@ def toml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "chunk_size = 128\n"
         "[roles.generator]\n"
         'llm = "local"\n'
-        "[roles.planner]\n"
+        "[roles.rewriter]\n"
         'base_url = "http://127.0.0.1:9000/v1"\n'
     )
     monkeypatch.setenv("HOPGRAPH_CONFIG", str(path))
@@ -40,8 +40,8 @@ def test_toml_is_read_and_roles_fall_back_field_by_field(toml: Path) -> None:
     assert settings.llm == "openai:gpt-4o-mini" and settings.chunk_size == 128
     assert settings.role("generator").llm == "local"
     assert settings.role("generator").base_url is None  # a role naming its own model does not inherit the URL
-    assert settings.role("planner").llm == "openai:gpt-4o-mini"
-    assert settings.role("planner").base_url == "http://127.0.0.1:9000/v1"
+    assert settings.role("rewriter").llm == "openai:gpt-4o-mini"
+    assert settings.role("rewriter").base_url == "http://127.0.0.1:9000/v1"
     assert settings.role("judge").base_url == "http://127.0.0.1:8000/v1"
 
 
@@ -128,7 +128,7 @@ def servers(tmp_path: Path) -> Settings:
         base_url=TOP_SERVER,
         api_key=SECRET,
         roles={
-            "planner": RoleSettings(base_url="http://127.0.0.1:9000/v1"),
+            "rewriter": RoleSettings(base_url="http://127.0.0.1:9000/v1"),
             "judge": RoleSettings(base_url="http://127.0.0.1:9001/v1", api_key="sk-judge"),
             "generator": RoleSettings(llm="openai:gpt-4o-mini"),  # OpenAI's own endpoint
             "reasoner": RoleSettings(llm="openai:qwen-32b", base_url=TOP_SERVER),
@@ -161,16 +161,16 @@ def key_of(role: RoleSettings) -> str | None:
 
 def test_a_role_with_its_own_server_gets_only_its_own_key(tmp_path: Path) -> None:
     settings = servers(tmp_path)
-    assert settings.role("planner").api_key is None
+    assert settings.role("rewriter").api_key is None
     assert key_of(settings.role("judge")) == "sk-judge"
     assert settings.role("generator").api_key is None and settings.role("generator").base_url is None
     # the same server as the top level: its key is meant for it
     assert key_of(settings.role("reasoner")) == SECRET
     # no override at all: the top-level server, with its key
     assert settings.role("summarizer") == RoleSettings(llm="openai:qwen", base_url=TOP_SERVER, api_key=SECRET)
-    # what goes over the wire to the planner's server is the keyless placeholder, not the secret
-    planner = build_chat_model(settings.role("planner"), settings).model
-    assert planner.openai_api_key.get_secret_value() == "not-needed"
+    # what goes over the wire to the rewriter's server is the keyless placeholder, not the secret
+    rewriter = build_chat_model(settings.role("rewriter"), settings).model
+    assert rewriter.openai_api_key.get_secret_value() == "not-needed"
 
 
 def test_a_role_on_the_same_provider_endpoint_keeps_the_key(tmp_path: Path) -> None:
@@ -178,10 +178,10 @@ def test_a_role_on_the_same_provider_endpoint_keeps_the_key(tmp_path: Path) -> N
         data_dir=tmp_path,
         llm="openai:gpt-4o",
         api_key=SECRET,
-        roles={"judge": RoleSettings(llm="openai:gpt-4o-mini"), "planner": RoleSettings(llm="anthropic:x")},
+        roles={"judge": RoleSettings(llm="openai:gpt-4o-mini"), "rewriter": RoleSettings(llm="anthropic:x")},
     )
     assert key_of(settings.role("judge")) == SECRET
-    assert settings.role("planner").api_key is None
+    assert settings.role("rewriter").api_key is None
 
 
 def test_no_key_reaches_the_settings_summary_of_a_run(tmp_path: Path) -> None:
@@ -200,7 +200,7 @@ def test_the_model_identity_of_a_summary_names_each_role_model(tmp_path: Path) -
         "llm": f"openai:qwen@{TOP_SERVER}",
         "llm.generator": "openai:gpt-4o-mini",
         "llm.judge": "openai:qwen@http://127.0.0.1:9001/v1",
-        "llm.planner": "openai:qwen@http://127.0.0.1:9000/v1",
+        "llm.rewriter": "openai:qwen@http://127.0.0.1:9000/v1",
         "llm.reasoner": f"openai:qwen-32b@{TOP_SERVER}",
         "local_model_path": None,
         "embedding_model": "all-MiniLM-L6-v2",
