@@ -135,8 +135,9 @@ class SentenceTransformerEmbedder(_LazyEmbedder):
 
         transformers_logging.disable_progress_bar()  # a per-load weights bar is noise in a CLI trace
         model = SentenceTransformer(embedding_path(self.name), device="cpu")
-        # MiniLM's default window is 256 word pieces, but a 256-token chunk plus its title runs past that and
-        # would lose its tail; BERT-style position tables go to 512, so read the whole chunk.
+        # BERT-style position tables go to 512 word pieces, but sentence-transformers caps the tokenizer at
+        # the folder's max_seq_length (256 for MiniLM), so a 256-token chunk with its title loses its last
+        # tokens here as in the onnx export's window (onnx_export.token_window): the vectors stay equal.
         model.max_seq_length = min(512, model.tokenizer.model_max_length)
         return model
 
