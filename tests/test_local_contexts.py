@@ -26,7 +26,8 @@ COUNT = decomposition.SubQuestionCount(3, exactly=True)  # query decomposition's
 READER = "Read the numbered passages and answer about them, using only what they say. " * 10
 PASSAGE = "Passages:\n[1] Paris is the capital of France. It lies on the Seine.\n\n"
 # Roles whose prompts share nothing but the chat template's first tokens, as a decomposer's and a judge's
-# do, each long enough that a reused prefix is unmistakable; and a reader that opens as the judge does.
+# do, each long enough that a reused prefix is unmistakable; and two that open with the same system text (a
+# sufficiency judge and a reader, as ChainRAG's are; here under the roles "reasoner" and "summarizer").
 PROMPTS = {
     "decomposer": [
         SystemMessage("Split a question into the simpler questions it depends on. " * 12),
@@ -40,11 +41,11 @@ PROMPTS = {
         SystemMessage("Answer the question in a few words from what you know. " * 12),
         HumanMessage("What is the capital of Italy?"),
     ],
-    "sufficiency": [
+    "reasoner": [
         SystemMessage(READER),
         HumanMessage(f"{PASSAGE}Question: capital of France?\nEnough to answer? Yes or No."),
     ],
-    "reader": [
+    "summarizer": [
         SystemMessage(READER),
         HumanMessage(f"{PASSAGE}Question: capital of France?\nAnswer in a few words."),
     ],
@@ -97,8 +98,8 @@ def test_roles_opening_with_the_same_system_text_share_a_context(gguf_path: Path
     """ChainRAG's judge and sub-question reader: the reader's call re-evaluates only its last line."""
     llm = gateway(gguf_path, contexts=4)
     run(llm, ["decomposer"])
-    _, judged, _ = run(llm, ["sufficiency"])[0]
-    _, sent, reused = run(llm, ["reader"])[0]
+    _, judged, _ = run(llm, ["reasoner"])[0]
+    _, sent, reused = run(llm, ["summarizer"])[0]
     # The system text and the passages in whole batches; at most a batch and the question's tail again.
     assert BATCH <= reused <= judged and sent - reused < BATCH + 20
 
