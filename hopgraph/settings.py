@@ -78,7 +78,7 @@ def _redacted_args(args: Iterable[tuple[str | None, Any]]) -> Iterable[tuple[str
 
 
 class RoleSettings(BaseModel):
-    """A per-role override (a role of nodes.roles: generator, judge ...); unset fields inherit the top level."""
+    """A per-role override (a role of nodes.roles.ROLES); unset fields inherit the top level."""
 
     model_config = ConfigDict(extra="forbid")  # a misspelt key would silently leave the role on the default
 
