@@ -141,8 +141,8 @@ def table(runs: Mapping[str, Path]) -> str:
 
 
 def figure(runs: Mapping[str, Path], dataset: str) -> Figure:
-    """The paired differences drawn: an EM and an F1 panel, a row per method (on - off with its 95%
-    interval, McNemar's exact p in the EM row's label)."""
+    """The paired differences drawn: an EM and an F1 panel, a row per method (on - off in points with its
+    95% interval, McNemar's exact p in the EM row's label)."""
     pairs = paired(outcomes(runs["off"]), outcomes(runs["on"]))
     colors = method_colors(pairs)
     em_rows, f1_rows = [], []
@@ -152,8 +152,8 @@ def figure(runs: Mapping[str, Path], dataset: str) -> Figure:
         f1_rows.append(Interval(label, *paired_difference(*scores["f1"]), colors[method]))
     return intervals_figure(
         {
-            f"EM, structured on − off, {dataset} (points)": em_rows,
-            f"F1, structured on − off, {dataset} (points)": f1_rows,
+            f"EM, structured on − off, {dataset}": em_rows,
+            f"F1, structured on − off, {dataset}": f1_rows,
         },
         empty="no method answered on both sides",
     )

@@ -61,7 +61,7 @@ def test_the_table_counts_each_side_and_pairs_the_questions_both_answered(runs: 
 
 def test_the_figure_draws_each_methods_paired_difference(runs: dict[str, Path]) -> None:
     em, f1 = figure(runs, "hotpotqa").axes
-    assert em.get_title() == "EM, structured on − off, hotpotqa (points)"
+    assert em.get_title() == "EM, structured on − off, hotpotqa"
     assert ytick_labels(em) == ["decomposition (3), p 1.000"] and ytick_labels(f1) == ["decomposition (3)"]
     [drawn] = [c for c in em.containers if isinstance(c, ErrorbarContainer)]
     assert xy(drawn.lines[0]) == pytest.approx(np.array([[-100 / 3, 0]]))
