@@ -128,7 +128,7 @@ def figure(run_dir: Path) -> Figure:
     colors = method_colors(methods)
     rows = []
     for method, records in methods.items():
-        before, after = [sides(record)[0] for record in records], [sides(record)[1] for record in records]
+        before, after = zip(*(sides(record)[:2] for record in records), strict=True)
         label = f"{method} ({len(records)}), p {mcnemar_exact(after, before):.3f}"
         rows.append(Interval(label, *paired_difference(after, before), colors[method]))
     return intervals_figure({"EM, refusal check on − off (points)": rows}, empty="no answered question")

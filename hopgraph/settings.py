@@ -227,8 +227,8 @@ class Settings(BaseSettings):
         """Refuse an override for a role no call is made for: it would run with the top-level model."""
         for name in roles:
             if name not in ROLES:
-                close = difflib.get_close_matches(name, ROLES, n=1)
-                hint = f"did you mean {close[0]}? " if close else ""
+                close = _closest(name, ROLES)
+                hint = f"did you mean {close}? " if close else ""
                 raise ValueError(f"{name!r} is not a role ({hint}the roles are {', '.join(ROLES)})")
         return roles
 
@@ -300,8 +300,8 @@ def _warn_unknown_variables() -> None:
         if field in Settings.model_fields:
             continue
         _warned.add(name)
-        close = difflib.get_close_matches(field, Settings.model_fields, n=1)
-        hint = f"; did you mean {ENV_PREFIX}{close[0].upper()}?" if close else ""
+        close = _closest(field, Settings.model_fields)
+        hint = f"; did you mean {ENV_PREFIX}{close.upper()}?" if close else ""
         _log.warning("%s is not a hopgraph setting and is ignored%s", variable, hint)
 
 
@@ -403,6 +403,12 @@ def _refuse_planted_server(settings: Settings, given: Mapping[str, Any]) -> None
                 )
 
 
+def _closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name a misspelt `name` most resembles, if any resembles it enough (for "did you mean")."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return close[0] if close else None
+
+
 def _problem(error: ErrorDetails, given: Mapping[str, Any]) -> str:
     """One pydantic error as the user's own input: the argument, HOPGRAPH_* variable or file key that gave
     the value, and what the setting takes."""
@@ -410,8 +416,8 @@ def _problem(error: ErrorDetails, given: Mapping[str, Any]) -> str:
     where = _origin(loc, given)
     if error["type"] == "extra_forbidden":
         known = RoleSettings.model_fields if loc[0] == "roles" else Settings.model_fields
-        close = difflib.get_close_matches(loc[-1], known, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        close = _closest(loc[-1], known)
+        hint = f" (did you mean {close}?)" if close else ""
         return f"{where} is not a setting{hint}: remove it or correct its name"
     takes = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]
     return f"{where}{_shown(loc, error['input'])} is not valid: {takes[0].lower()}{takes[1:]}"
