@@ -31,7 +31,10 @@ at k = 5 and at k = 20, and the peers run on the same subset and queries. Recall
 query's gold facts in its top k (evals.metrics.recall_at_k, by the peers' matching rule), Full@k whether all
 of them are; all numbers are percentages, as the paper prints them. NaiveRAG is dense retrieval, the
 paper's naive baseline. The peers print only their means, so the paired intervals
-(evals.stats.paired_difference, over the same queries) compare hopgraph's rows.
+(evals.stats.paired_difference, over the same queries) compare hopgraph's rows. One more row, "BiQOG, hop
+scores (before)", takes the top k of the same walks by each hop's own rerank scores, as BiQOG did before
+issue 39 added the final rerank (every collected chunk scored once more, together): BiQOG's row is paired
+against it too, the final rerank's before / after with no further run.
 """
 
 from __future__ import annotations
@@ -53,12 +56,14 @@ from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, Benchmark, DatasetName
 from evals.metrics import RetrievedSpan, full_at_k, recall_at_k
 from evals.runner import evidence_spans
 from evals.stats import paired_difference
+from graphs.biqog.state import TraversalHop
 from graphs.registry import builder
 from hopgraph import Settings, services_for
 from hopgraph.api import QuestionCost, question_cost, question_params
 from hopgraph.cli import _index
 from hopgraph.evaluate import index_name
 from stores.documents import Document
+from stores.index import ChunkIndex
 from stores.question_graph import QUESTION_GRAPH
 from stores.questions import QUESTIONS
 
@@ -73,6 +78,9 @@ ROWS: dict[str, tuple[str, dict[str, Any]]] = {
     "QuOTE": ("quote", {}),
     "BiQOG": ("biqog", {}),
 }
+# BiQOG's top k taken by each hop's own rerank scores, as before issue 39 scored the collected chunks once
+# more together: the final rerank's before / after on the same walks.
+HOP_SCORES = "BiQOG, hop scores (before)"
 # The BiQOG paper (seed 002), Table I, in the order of COLUMNS.
 PAPER = {
     "NaiveRAG (dense)": (5.0, 21.0, 27.1, 51.5),
@@ -240,11 +248,31 @@ def print_spent(name: str, settings: Settings) -> None:
         print(f"  the build's last run took: questions {questions.seconds} s, graph {graph.seconds} s")
 
 
-def retrieved(graph: Any, thread: str, question: str, context: Any) -> list[RetrievedSpan]:
-    """The evidence of one run of `graph` (compiled to stop before `generate`): what its reader would read."""
+def retrieved(graph: Any, thread: str, question: str, context: Any) -> dict[str, Any]:
+    """The state of one run of `graph` (compiled to stop before `generate`): its `evidence` is what the
+    reader would read."""
     config = {"configurable": {"thread_id": thread}}
     graph.invoke({"question": question}, config, context=context)
-    return evidence_spans(graph.get_state(config).values["evidence"])
+    return graph.get_state(config).values
+
+
+def by_hop_scores(traversal: Sequence[TraversalHop], k: int) -> list[tuple[str, float, int]]:
+    """(chunk id, score, hop) of the top `k` as BiQOG took them before issue 39: every collected chunk by
+    the score its own hop's rerank gave it, ties in the order collected (each hop's `chunks` are its
+    collection order sorted by score, and the sort is stable)."""
+    collected = [
+        (chunk_id, score, hop["hop"])
+        for hop in traversal
+        for chunk_id, score in zip(hop["chunks"], hop["scores"], strict=True)
+    ]
+    return sorted(collected, key=lambda item: item[1], reverse=True)[:k]
+
+
+def hop_score_spans(index: ChunkIndex, traversal: Sequence[TraversalHop], k: int) -> list[RetrievedSpan]:
+    """The spans of `by_hop_scores`' top `k`, fetched from `index` (not all need be in the run's evidence)."""
+    top = by_hop_scores(traversal, k)
+    chunks = {chunk.id: chunk for chunk in index.get([chunk_id for chunk_id, _, _ in top])}
+    return evidence_spans([index.evidence(chunks[chunk_id], score, hop) for chunk_id, score, hop in top])
 
 
 def per_query(
@@ -275,22 +303,26 @@ def means(by_column: Mapping[str, Sequence[float]]) -> dict[str, float]:
 def method_rows(
     questions: Sequence[QAExample], index: str, settings: Settings
 ) -> dict[str, dict[str, list[float]]]:
-    """Each row of ROWS, per query: its graph, interrupted before the reader, run on every query at each k."""
+    """Each row of ROWS, per query: its graph, interrupted before the reader, run on every query at each k;
+    and HOP_SCORES, BiQOG's walks ranked as before issue 39 (no further run: the same traversals)."""
     services = services_for(settings)
     rows: dict[str, dict[str, list[float]]] = {}
     for row, (method, options) in ROWS.items():
         graph = builder(method)(services).compile(checkpointer=InMemorySaver(), interrupt_before=["generate"])
         schema = graph.builder.context_schema
-        rows[row] = per_query(
-            questions,
-            {
-                k: [
-                    retrieved(graph, f"{k}-{q.id}", q.question, schema(index=index, top_k=k, **options))
-                    for q in questions
-                ]
-                for k in KS
-            },
-        )
+        states = {
+            k: [
+                retrieved(graph, f"{k}-{q.id}", q.question, schema(index=index, top_k=k, **options))
+                for q in questions
+            ]
+            for k in KS
+        }
+        rows[row] = per_query(questions, {k: [evidence_spans(s["evidence"]) for s in states[k]] for k in KS})
+        if method == "biqog":
+            opened = services.indexes.open(index)
+            rows[HOP_SCORES] = per_query(
+                questions, {k: [hop_score_spans(opened, s["traversal"], k) for s in states[k]] for k in KS}
+            )
     return rows
 
 
@@ -371,7 +403,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for peer, measured in peer_rows(subset.questions, Path(workdir), out).items():
             rows[peer] = {column: 100 * measured[column] for column in COLUMNS}
     print_table(subset, rows)
-    print_paired(per_query_rows)
+    print_paired({row: values for row, values in per_query_rows.items() if row != HOP_SCORES})
+    print_paired({row: per_query_rows[row] for row in ("BiQOG", HOP_SCORES)}, baseline=HOP_SCORES)
 
 
 if __name__ == "__main__":

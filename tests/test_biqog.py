@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from benchmarks.question_retrieval import by_hop_scores
 from evals.datasets import load_benchmark
 from evals.metrics import multihop_rag_official
 from evals.runner import ranked_evidence, read_records
@@ -18,7 +19,7 @@ from graphs import biqog
 from graphs.biqog.context import BiqogContext
 from graphs.biqog.steps import traverse
 from graphs.registry import extras_for
-from hopgraph import Settings
+from hopgraph import Settings, cli
 from hopgraph.api import methods, services_for
 from hopgraph.cli import app
 from hopgraph.evaluate import index_name
@@ -101,16 +102,29 @@ def test_the_final_rerank_judges_all_collected_chunks_together(hand_built: Quest
     assert calls == [["a", "b"], ["c"], ["a", "b", "c"]]  # one last call over everything collected
     assert walk.best(3) == ["c", "a", "b"]
     assert walk.final == pytest.approx({"a": 0.6 / 0.95, "b": 0.3 / 0.95, "c": 1.0})
+    # the order before issue 39, which the retrieval benchmark rebuilds from the path: a and c tie
+    assert by_hop_scores(walk.path, 3) == [("a", 1.0, 1), ("c", 1.0, 2), ("b", 0.5, 1)]
 
 
-def test_the_path_shows_each_hops_questions_and_chunks(hand_built: QuestionGraph) -> None:
+def test_the_path_shows_each_hops_questions_chunks_and_their_hop_scores(hand_built: QuestionGraph) -> None:
+    hop_1 = {"hop": 1, "questions": ["question 1?"], "chunks": ["a", "b"], "scores": [0.9, 0.5]}
     walk = traverse(hand_built, ["a?0"], scored, hops=3, width=1)
-    assert walk.path == [{"hop": 1, "questions": ["question 1?"], "chunks": ["a", "b"], "kept": ["a"]}]
+    assert walk.path == [{**hop_1, "kept": ["a"]}]
     walk = traverse(hand_built, ["a?0"], scored, hops=2, width=2)
     assert walk.path == [
-        {"hop": 1, "questions": ["question 1?"], "chunks": ["a", "b"], "kept": ["a", "b"]},
-        {"hop": 2, "questions": ["question 2?"], "chunks": ["c"], "kept": ["c"]},
+        {**hop_1, "kept": ["a", "b"]},
+        {"hop": 2, "questions": ["question 2?"], "chunks": ["c"], "scores": [0.8], "kept": ["c"]},
     ]
+
+
+def test_the_ask_trace_shows_each_hop_with_the_hop_scores_of_the_chunks_it_kept(
+    hand_built: QuestionGraph,
+) -> None:
+    walk = traverse(hand_built, ["a?0"], scored, hops=2, width=1)
+    with cli.console.capture() as captured:
+        cli._show_update("retrieve", {"traversal": walk.path}, 0.01)
+    hop_line = captured.get().splitlines()[1]
+    assert "hop 1 from 1 question(s): 2 new chunk(s), kept a 0.900" in hop_line and "0.500" not in hop_line
 
 
 def test_biqog_is_a_method_with_the_question_graph_extra() -> None:

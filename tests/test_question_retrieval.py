@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import question_retrieval
-from benchmarks.question_retrieval import COLUMNS, NAIVE, main, make_subset, print_paired, scores
+from benchmarks.question_retrieval import COLUMNS, HOP_SCORES, NAIVE, main, make_subset, print_paired, scores
 from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan
 from hopgraph import Settings, index_corpus
@@ -155,6 +155,10 @@ def test_the_command_prints_the_cost_builds_and_scores_every_row(
         assert row(output, name)[1::2] == [100.0, 100.0], name
     biqog = row(output, "BiQOG")
     assert all(0 <= value <= 100 for value in biqog) and biqog[0] <= biqog[1] and biqog[2] <= biqog[3]
+    # the same walks by their hop scores: a top 20 holds every chunk collected, whatever the order
+    assert row(output, HOP_SCORES)[1::2] == biqog[1::2]
+    against_hop_scores = output.split(f"paired differences against {HOP_SCORES}")[1]
+    assert len(row_cells(against_hop_scores, "BiQOG")) == 4
     assert row(output, "- paper (full corpus)") == [5.0, 21.0, 27.1, 51.5]
     # `hopgraph eval --data OUT` finds this index complete (its name and corpus are the evaluation's)
     subset = load_benchmark("multihop_rag", out)

@@ -14,12 +14,14 @@ from stores.evidence import Evidence
 
 class TraversalHop(TypedDict):
     """One hop of BiQOG's traversal: the questions it started from (their texts), the chunks adjacent to
-    them that no earlier hop collected (ids, reranked, best first), and the `width` of those it kept, whose
-    questions the next hop starts from."""
+    them that no earlier hop collected (ids, reranked, best first) with the score this hop's rerank gave
+    each (`scores`, in the order of `chunks`), and the `width` of those it kept, whose questions the next
+    hop starts from."""
 
     hop: int
     questions: list[str]
     chunks: list[str]
+    scores: list[float]
     kept: list[str]
 
 

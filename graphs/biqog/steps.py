@@ -69,7 +69,13 @@ def traverse(
         walk.scores.update(scored)
         walk.hops.update((chunk_id, hop) for chunk_id in collected)
         walk.path.append(
-            TraversalHop(hop=hop, questions=[graph.question(q) for q in questions], chunks=ranked, kept=kept)
+            TraversalHop(
+                hop=hop,
+                questions=[graph.question(q) for q in questions],
+                chunks=ranked,
+                scores=[scored[chunk_id] for chunk_id in ranked],
+                kept=kept,
+            )
         )
         questions = [question for question in graph.questions_of(kept) if question not in visited]
         visited.update(questions)
