@@ -403,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         for peer, measured in peer_rows(subset.questions, Path(workdir), out).items():
             rows[peer] = {column: 100 * measured[column] for column in COLUMNS}
     print_table(subset, rows)
-    print_paired({row: values for row, values in per_query_rows.items() if row != HOP_SCORES})
+    print_paired(per_query_rows)
     print_paired({row: per_query_rows[row] for row in ("BiQOG", HOP_SCORES)}, baseline=HOP_SCORES)
 
 

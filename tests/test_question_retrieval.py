@@ -157,7 +157,9 @@ def test_the_command_prints_the_cost_builds_and_scores_every_row(
     assert all(0 <= value <= 100 for value in biqog) and biqog[0] <= biqog[1] and biqog[2] <= biqog[3]
     # the same walks by their hop scores: a top 20 holds every chunk collected, whatever the order
     assert row(output, HOP_SCORES)[1::2] == biqog[1::2]
-    against_hop_scores = output.split(f"paired differences against {HOP_SCORES}")[1]
+    against_naive, against_hop_scores = output.split("paired differences against")[1:]
+    assert all(len(row_cells(against_naive, name)) == 4 for name in ("QuOTE", "BiQOG", HOP_SCORES))
+    assert against_hop_scores.startswith(f" {HOP_SCORES}")
     assert len(row_cells(against_hop_scores, "BiQOG")) == 4
     assert row(output, "- paper (full corpus)") == [5.0, 21.0, 27.1, 51.5]
     # `hopgraph eval --data OUT` finds this index complete (its name and corpus are the evaluation's)
