@@ -13,7 +13,9 @@ own calls. Re-running resumes both (the harness's results files). Printed per me
 per question; per 100 calls, the fallbacks its state recorded (all of them, and those that were a
 structured reply not of its shape) and the echoes; refusals of the shape by the server; EM, F1 and
 seconds per question; then the paired differences on - off with the paired bootstrap's 95% interval
-(evals.stats.paired_difference) and, for EM, McNemar's exact p (evals.stats.mcnemar_exact). The EM and F1
+(evals.stats.paired_difference) and, for EM, McNemar's exact p (evals.stats.mcnemar_exact); then, where a
+side's evaluation built QuOTE's or BiQOG's index, that build's LLM work from its manifest (`index_table`:
+the question writer's repairs and drops, the edge judge's malformed verdicts, per 100 calls). The EM and F1
 differences are also drawn, a row per method, into `--plot` (default OUT/structured-output.png).
 """
 
@@ -33,7 +35,12 @@ from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.runner import answered_results
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph import Settings
+from prompts.edge_judge import MALFORMED, YES
+from prompts.questions import OUTCOMES
 from prompts.structured import UNREAD
+from stores.index import IndexStore
+from stores.question_graph import QUESTION_GRAPH
+from stores.questions import QUESTIONS
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_METHODS = "chainrag,resp,ircot,decomposition,naive_qd"
@@ -41,6 +48,8 @@ SIDES = ("off", "on")
 PLOT_FILE = "structured-output.png"
 
 Outcomes = dict[str, dict[str, dict[str, float]]]  # method -> question -> scores and counts
+# The question writer's parse outcomes that drop a line (prompts.questions.OUTCOMES, from not_a_question on)
+DROPPED = OUTCOMES[OUTCOMES.index("not_a_question") :]
 
 
 def run_side(args: argparse.Namespace, side: str) -> Path:
@@ -140,6 +149,49 @@ def table(runs: Mapping[str, Path]) -> str:
     return "\n".join(lines)
 
 
+def _per_call(seconds: float | None, calls: int) -> str:
+    """Seconds a call of the build's last run (a resumed build's earlier runs kept no times)."""
+    return f"{seconds / calls:.2f}" if seconds is not None and calls else "–"
+
+
+def index_table(runs: Mapping[str, Path]) -> str:
+    """Markdown: per side, the LLM work of the index extras its evaluation built (QuOTE's question writer,
+    BiQOG's edge judge), from each side's index manifest; empty when no side built one. Per 100 writer
+    calls: questions repaired by the parser (a list marker taken off, a question mark added), lines dropped
+    (not a question, a duplicate, the chunk copied, too short, beyond the count asked, an empty reply), and
+    structured replies not of the array's shape; per 100 judge calls: malformed verdicts (no edge made)."""
+    lines = [
+        "| structured | writer calls | questions kept | repaired / 100 calls | dropped / 100 calls "
+        "| unread structured / 100 calls | s / writer call | judge calls | yes | malformed / 100 calls "
+        "| s / judge call |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for side, run in runs.items():
+        for manifest in IndexStore(run.parent / "data" / "indexes").list():
+            questions, graph = manifest.extras.get(QUESTIONS.name), manifest.extras.get(QUESTION_GRAPH.name)
+            if questions is None:
+                continue
+            parse, calls = questions.parse, questions.chunks
+            repaired = parse.get("renumbered", 0) + parse.get("question_mark_added", 0)
+            dropped = sum(parse.get(outcome, 0) for outcome in DROPPED)
+            cells = [
+                side, f"{calls}", f"{questions.questions}", f"{100 * repaired / calls:.1f}",
+                f"{100 * dropped / calls:.1f}", f"{100 * parse.get('structured_unread', 0) / calls:.1f}",
+                _per_call(questions.seconds.get("generate"), questions.written),
+            ]  # fmt: skip
+            if graph is None:
+                cells += ["–"] * 4
+            else:
+                verdicts = graph.verdicts
+                cells += [
+                    f"{graph.pairs}", f"{100 * verdicts.get(YES, 0) / graph.pairs:.0f}%",
+                    f"{100 * verdicts.get(MALFORMED, 0) / graph.pairs:.1f}",
+                    _per_call(graph.seconds.get("judge"), graph.judged),
+                ]  # fmt: skip
+            lines.append(f"| {' | '.join(cells)} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def figure(runs: Mapping[str, Path], dataset: str) -> Figure:
     """The paired differences drawn: an EM and an F1 panel, a row per method (on - off in points with its
     95% interval, McNemar's exact p in the EM row's label)."""
@@ -173,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args: Any = parser.parse_args(argv)
     runs = {side: run_side(args, side) for side in SIDES}
     print(table(runs))
+    if index_work := index_table(runs):
+        print(f"\nthe index extras each side built:\n\n{index_work}")
     print(f"\nplot: {save_figure(figure(runs, args.dataset), args.plot or args.out / PLOT_FILE)}")
 
 

@@ -5,15 +5,21 @@ draws."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from matplotlib.container import ErrorbarContainer
 
-from benchmarks.structured_output import figure, table
+from benchmarks.structured_output import figure, index_table, table
 from prompts.structured import UNREAD
+from stores.index import IndexStore
+from stores.question_graph import QUESTION_GRAPH
+from stores.questions import QUESTIONS
 from tests.test_answer_peer_benchmark import row_cells, write_run
+from tests.test_biqog_edges import build, scripted_models
 from tests.test_evals_plots import xy, ytick_labels
+from tests.test_quote import DOCS
 
 
 def line(method: str, question: str, em: float, f1: float, seconds: float, fallbacks: list[str]) -> dict:
@@ -67,3 +73,25 @@ def test_the_figure_draws_each_methods_paired_difference(runs: dict[str, Path]) 
     assert xy(drawn.lines[0]) == pytest.approx(np.array([[-100 / 3, 0]]))
     [drawn] = [c for c in f1.containers if isinstance(c, ErrorbarContainer)]
     assert xy(drawn.lines[0]) == pytest.approx(np.array([[-50 / 3, 0]]))
+
+
+def test_the_index_table_reads_each_sides_question_writer_and_edge_judge_from_its_manifest(
+    tmp_path: Path, minilm: Any
+) -> None:
+    """The off side's index built by the scripted writer and judge (the real parser and graph build; the
+    judge's Sourdough verdicts malformed), the on side without one: one row, the manifest's counts."""
+    store = IndexStore(tmp_path / "off" / "data" / "indexes")
+    build(store, minilm, scripted_models()[0], DOCS)
+    manifest = store.current_manifest("tiny")
+    assert manifest is not None
+    questions, graph = manifest.extras[QUESTIONS.name], manifest.extras[QUESTION_GRAPH.name]
+    text = index_table({"off": tmp_path / "off" / "run", "on": tmp_path / "on" / "run"})
+    [off] = [row.strip("| ").split(" | ") for row in text.splitlines()[2:]]
+    assert off[:3] == ["off", str(questions.chunks), str(questions.questions)]
+    assert off[7:10] == [
+        str(graph.pairs),
+        f"{100 * graph.verdicts['yes'] / graph.pairs:.0f}%",
+        f"{100 * graph.verdicts['malformed'] / graph.pairs:.1f}",
+    ]
+    assert graph.verdicts["malformed"] > 0 and float(off[6]) >= 0 and float(off[10]) >= 0  # timed: not "–"
+    assert index_table({"on": tmp_path / "on" / "run"}) == ""  # no index: no table
