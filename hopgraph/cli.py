@@ -295,8 +295,14 @@ def _show_update(node: str, update: dict[str, Any], seconds: float) -> None:
             f"{escape(hit['question'][:90])} [dim]{escape(hit['chunk_id'])}[/]"
         )
     for hop in update.get("traversal", []):
-        score_of = dict(zip(hop["chunks"], hop["scores"], strict=True))
-        kept = escape(", ".join(f"{chunk_id} {score_of[chunk_id]:.3f}" for chunk_id in hop["kept"]))
+        # a thread run before the hops recorded their scores (2026-11-29) has none: its kept ids alone
+        score_of = dict(zip(hop["chunks"], hop.get("scores", []), strict=False))
+        kept = escape(
+            ", ".join(
+                f"{chunk_id} {score_of[chunk_id]:.3f}" if chunk_id in score_of else chunk_id
+                for chunk_id in hop["kept"]
+            )
+        )
         console.print(
             f"  [blue]hop {hop['hop']}[/] from {len(hop['questions'])} question(s): {len(hop['chunks'])} new "
             f"chunk(s), kept [dim]{kept or 'none'}[/]"

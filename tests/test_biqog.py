@@ -125,6 +125,11 @@ def test_the_ask_trace_shows_each_hop_with_the_hop_scores_of_the_chunks_it_kept(
         cli._show_update("retrieve", {"traversal": walk.path}, 0.01)
     hop_line = captured.get().splitlines()[1]
     assert "hop 1 from 1 question(s): 2 new chunk(s), kept a 0.900" in hop_line and "0.500" not in hop_line
+    # a thread checkpointed before the hops recorded scores still shows in `hopgraph history`
+    unscored = [{key: value for key, value in hop.items() if key != "scores"} for hop in walk.path]
+    with cli.console.capture() as captured:
+        cli._show_update("retrieve", {"traversal": unscored}, 0.01)
+    assert "2 new chunk(s), kept a" in captured.get()
 
 
 def test_biqog_is_a_method_with_the_question_graph_extra() -> None:
