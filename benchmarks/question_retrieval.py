@@ -248,7 +248,7 @@ def print_spent(name: str, settings: Settings) -> None:
         print(f"  the build's last run took: questions {questions.seconds} s, graph {graph.seconds} s")
 
 
-def retrieved(graph: Any, thread: str, question: str, context: Any) -> dict[str, Any]:
+def state_before_reader(graph: Any, thread: str, question: str, context: Any) -> dict[str, Any]:
     """The state of one run of `graph` (compiled to stop before `generate`): its `evidence` is what the
     reader would read."""
     config = {"configurable": {"thread_id": thread}}
@@ -312,7 +312,7 @@ def method_rows(
         schema = graph.builder.context_schema
         states = {
             k: [
-                retrieved(graph, f"{k}-{q.id}", q.question, schema(index=index, top_k=k, **options))
+                state_before_reader(graph, f"{k}-{q.id}", q.question, schema(index=index, top_k=k, **options))
                 for q in questions
             ]
             for k in KS

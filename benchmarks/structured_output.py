@@ -36,7 +36,7 @@ from evals.runner import answered_results
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
 from hopgraph import Settings
 from prompts.edge_judge import MALFORMED, YES
-from prompts.questions import OUTCOMES
+from prompts.questions import DROPS, REPAIRS
 from prompts.structured import UNREAD
 from stores.index import IndexStore
 from stores.question_graph import QUESTION_GRAPH
@@ -48,8 +48,6 @@ SIDES = ("off", "on")
 PLOT_FILE = "structured-output.png"
 
 Outcomes = dict[str, dict[str, dict[str, float]]]  # method -> question -> scores and counts
-# The question writer's parse outcomes that drop a line (prompts.questions.OUTCOMES, from not_a_question on)
-DROPPED = OUTCOMES[OUTCOMES.index("not_a_question") :]
 
 
 def run_side(args: argparse.Namespace, side: str) -> Path:
@@ -172,8 +170,8 @@ def index_table(runs: Mapping[str, Path]) -> str:
             if questions is None:
                 continue
             parse, calls = questions.parse, questions.chunks
-            repaired = parse.get("renumbered", 0) + parse.get("question_mark_added", 0)
-            dropped = sum(parse.get(outcome, 0) for outcome in DROPPED)
+            repaired = sum(parse.get(outcome, 0) for outcome in REPAIRS)
+            dropped = sum(parse.get(outcome, 0) for outcome in DROPS)
             cells = [
                 side, f"{calls}", f"{questions.questions}", f"{100 * repaired / calls:.1f}",
                 f"{100 * dropped / calls:.1f}", f"{100 * parse.get('structured_unread', 0) / calls:.1f}",

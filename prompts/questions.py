@@ -54,6 +54,8 @@ OUTCOMES = (
     "beyond_count",  # more questions than asked for: the first ones kept
     "empty_reply",  # a reply with no text at all (or an echo the gateway blanked)
 )
+REPAIRS = ("renumbered", "question_mark_added")  # kept questions the parser repaired
+DROPS = OUTCOMES[OUTCOMES.index("not_a_question") :]  # lines the parser did not keep
 
 _MARKER = re.compile(r"^\s*(?:(?:q(?:uestion)?\s*)?\d+\s*[.):\-]|[-*\u2022]|q(?:uestion)?\s*:)\s*", re.I)
 _OPENERS = frozenset(
