@@ -6,10 +6,12 @@ Two measurements and an estimate, one command:
 - for prompts sharing a prefix with the call before them, the largest difference between the logits of
   the prompt's last token and those of the same prompt evaluated whole in an emptied context, when the
   context kept the whole shared prefix (llama-cpp-python's own reuse) and when it kept only its whole
-  batches (hopgraph's). Zero means the reply cannot depend on the call before;
+  batches (hopgraph's: these prompts are plain sentences, with no message or blank line to cut batches
+  at, hopgraph.local_model.batch_starts). Zero means the reply cannot depend on the call before;
 - with `--runs`, what keeping only whole batches costs, from evaluation folders run before it: each
   call's reused prefix (llama.cpp's own count, kept per call in the results) less its whole batches is
-  what the call would have evaluated again, per method, against the tokens it did evaluate.
+  what the call would have evaluated again, per method, against the tokens it did evaluate (an upper
+  bound since prompts cut their own batches: a prefix shared up to a cut is kept whole).
 
     .venv/bin/python -m benchmarks.prefix_reuse [--batches 512,256,128,64] [--prefixes 330,331,336,339]
         [--runs runs/*] [--skip-model]

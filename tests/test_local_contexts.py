@@ -3,7 +3,8 @@ replies that depend on their prompt alone.
 
 Real model, short prompts: what is checked is where each call's KV prefix lives, read from llama.cpp's
 own count of prompt tokens it evaluated (LLMUsage.cached_tokens = sent minus evaluated). A prefix is kept
-in whole batches (`BATCH` tokens), so each system text here is longer than one.
+only where the prompt's own batches start (hopgraph.local_model.batch_starts: at each message, after the
+last blank line, and every `BATCH` tokens between), so each system text here is longer than one batch.
 """
 
 from __future__ import annotations
@@ -57,9 +58,13 @@ def gateway(gguf_path: Path, contexts: int) -> LLMGateway:
     return LLMGateway({}, RoleModel(model, MODEL_ID, "local GGUF", exclusive=True))
 
 
-def whole_batches(prompt_tokens: int) -> int:
-    """What a repeat of a prompt finds kept: its whole batches, at least its last token short."""
-    return (prompt_tokens - 1) // BATCH * BATCH
+ASSISTANT_HEADER = 3  # "<|im_start|>", "assistant", "\n": the template's last message, its own batch
+
+
+def repeat_kept(prompt_tokens: int) -> int:
+    """What a repeat of a prompt finds kept: all but its last batch, the assistant header the reply is
+    sampled after."""
+    return prompt_tokens - ASSISTANT_HEADER
 
 
 def run(llm: LLMGateway, roles: list[str]) -> list[tuple[str, int, int]]:
@@ -79,8 +84,8 @@ def test_each_family_keeps_its_prefix_in_its_own_context_and_answers_are_unchang
     # One context: each role's call evicted the other's prompt, so the repeats are evaluated afresh.
     # (A new context's first prompt counts one token short in llama.cpp's own count of tokens evaluated.)
     assert [reused for _, _, reused in shared][1:] == [0, 0, 0]
-    # A context per role: the repeat of a role finds its prompt still evaluated, all its whole batches.
-    assert [reused for _, _, reused in per_role[2:]] == [whole_batches(sent) for _, sent, _ in per_role[2:]]
+    # A context per role: the repeat of a role finds its prompt still evaluated, all but its last batch.
+    assert [reused for _, _, reused in per_role[2:]] == [repeat_kept(sent) for _, sent, _ in per_role[2:]]
     assert all(reused >= BATCH for _, _, reused in per_role[2:])
     # Same prompts, greedy decoding: the same replies whichever context evaluated them.
     assert [text for text, _, _ in per_role] == [text for text, _, _ in shared]
@@ -90,7 +95,7 @@ def test_with_more_families_than_contexts_the_least_recent_gives_its_context_up(
     calls = run(gateway(gguf_path, contexts=2), ["decomposer", "judge", "generator", "judge", "decomposer"])
     _, _, judge_again = calls[3]
     _, _, decomposer_again = calls[4]
-    assert judge_again == whole_batches(calls[3][1]) > 0  # used more recently than the decomposer: kept
+    assert judge_again == repeat_kept(calls[3][1]) > 0  # used more recently than the decomposer: kept
     assert decomposer_again == 0  # the generator took the decomposer's context
 
 
@@ -100,8 +105,10 @@ def test_roles_opening_with_the_same_system_text_share_a_context(gguf_path: Path
     run(llm, ["decomposer"])
     _, judged, _ = run(llm, ["reasoner"])[0]
     _, sent, reused = run(llm, ["summarizer"])[0]
-    # The system text and the passages in whole batches; at most a batch and the question's tail again.
-    assert BATCH <= reused <= judged and sent - reused < BATCH + 20
+    # The system text and the passages up to their blank line, kept whole: only the question's lines again.
+    question = "Question: capital of France?\nAnswer in a few words."
+    assert BATCH <= reused <= judged
+    assert sent - reused == llm.model_for("summarizer").model.count_tokens(question) + 2 + ASSISTANT_HEADER
 
 
 def test_fewer_than_one_context_is_refused_with_the_setting_named(gguf_path: Path) -> None:
@@ -113,8 +120,8 @@ def test_fewer_than_one_context_is_refused_with_the_setting_named(gguf_path: Pat
 def test_a_reply_depends_on_its_prompt_alone_not_on_the_calls_before_it(gguf_path: Path) -> None:
     """A prompt sharing all but its last line with the call before it (what changed greedy replies when
     llama.cpp kept the whole shared prefix and evaluated only the few tokens after it): its reply and the
-    logits after it are those of the same prompt in a fresh model, to the bit, and the prefix's whole
-    batches were still kept. White-box: the logits are read from the family's llama.cpp context."""
+    logits after it are those of the same prompt in a fresh model, to the bit, and the shared system
+    message was still kept whole. White-box: the logits are read from the family's llama.cpp context."""
     decompose = [
         SystemMessage(decomposition.system_text(COUNT)),
         HumanMessage(f"Question: {BRIDGE}\n{decomposition.cue(COUNT)}"),
@@ -138,4 +145,6 @@ def test_a_reply_depends_on_its_prompt_alone_not_on_the_calls_before_it(gguf_pat
 
     assert after[0] == alone[0]
     assert after[1] == alone[1]
-    assert after[2] >= BATCH and after[2] % BATCH == 0  # the shared system text, in whole batches
+    # the shared system message, whole: "<|im_start|>system\n", its text, "<|im_end|>\n"
+    system_tokens = model.count_tokens(decompose[0].content) + 5
+    assert after[2] == system_tokens > BATCH

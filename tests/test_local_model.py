@@ -19,9 +19,12 @@ from hopgraph.local_model import (
     GGUF_SIZE,
     LocalLlamaChat,
     LocalModelError,
+    batch_starts,
     ensure_gguf,
     part_paths,
+    reusable_prefix,
 )
+from prompts import edge_judge
 from tests.turns import CountedTurns
 
 
@@ -127,3 +130,47 @@ def test_a_model_that_cannot_load_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(LocalModelError, match="could not be loaded") as info:
         LocalLlamaChat(model_path=str(broken)).invoke([HumanMessage("hi")])
     assert str(broken) in str(info.value) and "local_model_path" in str(info.value)
+
+
+# Where a prompt's batches start (hopgraph.local_model.batch_starts / reusable_prefix): the prompt alone
+# decides, so a context keeps a shared prefix only where a fresh evaluation would have started a batch too.
+
+
+def test_batches_restart_at_each_cut_and_run_every_batch_tokens_between() -> None:
+    assert batch_starts([], 300, batch=128) == [0, 128, 256]
+    # a system message of 60 tokens, a user message up to its blank line at 258, the assistant header at 272
+    assert batch_starts([0, 60, 258, 272], 276, batch=128) == [0, 60, 188, 258, 272]
+    assert batch_starts([276, 400, -3], 276, batch=128) == [0, 128, 256]  # cuts outside the prompt: none
+
+
+def test_a_kept_prefix_ends_where_both_prompts_started_the_same_batch() -> None:
+    held = batch_starts([60, 258, 272], 276)  # a judge's call: system text, passage, question, header
+    # the same passage, another question: everything before the question's batch is kept
+    assert reusable_prefix(held, 276, batch_starts([60, 258, 275], 279), limit=262) == 258
+    # another passage, longer: the system message alone (the passage's batches begin alike but end apart)
+    assert reusable_prefix(held, 276, batch_starts([60, 301, 318], 322), limit=190) == 188
+    assert reusable_prefix(held, 276, batch_starts([60, 301, 318], 322), limit=150) == 60
+    # the same prompt again: all but its last batch, the one its reply is sampled from
+    assert reusable_prefix(held, 276, held, limit=275) == 272
+    # nothing held (a fresh context, or a call that failed midway): nothing kept
+    assert reusable_prefix([], 0, held, limit=275) == 0
+    # a prompt continuing the held one exactly where a batch of its own starts keeps all of it
+    assert reusable_prefix([0], 100, [0, 100], limit=130) == 100
+    # without cuts the batches are whole ones counted from the first token, as before the cuts
+    assert reusable_prefix(batch_starts([], 300), 300, batch_starts([], 320), limit=290) == 256
+
+
+def test_a_chat_prompt_is_cut_at_each_message_and_after_its_last_blank_line(gguf_path: Path) -> None:
+    """The embedded model's ChatML prompt of an edge judge's call, tokenized as llama-cpp-python does
+    (vocabulary only): its batches restart where each message opens and where the question begins."""
+    llama = local_model._counting_llama()(model_path=str(gguf_path), vocab_only=True, verbose=False)
+    chat = edge_judge.messages("Eiffel Tower", "The tower is in Paris.\n\nIt is tall.", "Who built it?")
+    text = "".join(f"<|im_start|>{local_model._ROLE[m.type]}\n{m.content}<|im_end|>\n" for m in chat)
+    tokens = llama.tokenize(f"{text}<|im_start|>assistant\n".encode(), add_bos=False, special=True)
+    pieces = [llama.detokenize(tokens[cut:], special=True).decode() for cut in llama.cuts(tokens)]
+    assert [piece.split("\n")[0] for piece in pieces] == [
+        "<|im_start|>system",
+        "<|im_start|>user",
+        "<|im_start|>assistant",
+        "Question: Who built it?",  # the last blank line, not the passage's own
+    ]

@@ -48,12 +48,12 @@ def test_naive_answers_from_the_sample_corpus_and_checkpoints_every_step(
 
 @pytest.mark.llm
 def test_a_repeated_prompt_prefix_is_reused_by_llama_cpp(settings: Settings, sample_index: str) -> None:
-    """Same passages, a different question: llama.cpp re-evaluates only the changed tail of the prompt and
-    what of the shared part lies past its last whole batch (hopgraph.local_model.BATCH)."""
+    """Same passages, a different question: llama.cpp re-evaluates only the prompt's lines after its last
+    blank line, where the question is (hopgraph.local_model.batch_starts)."""
     graph = build_graph("naive", settings, checkpointer=False)
     context = {"index": sample_index, "top_k": 1, "retrieval_mode": "bm25"}
     first = graph.invoke({"question": "Cybertruck pedestrians safety?"}, context=context)
     second = graph.invoke({"question": "Cybertruck pedestrians safety"}, context=context)
     assert [e["id"] for e in first["evidence"]] == [e["id"] for e in second["evidence"]]
     reused, sent = second["usage"][0]["cached_tokens"], second["usage"][0]["prompt_tokens"]
-    assert reused >= BATCH and reused % BATCH == 0 and sent - reused < BATCH + 30, (reused, sent)
+    assert reused >= BATCH and sent - reused < 40, (reused, sent)
