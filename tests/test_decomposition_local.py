@@ -68,10 +68,11 @@ def test_decomposition_asks_of_each_side_of_a_comparison(settings: Settings, two
     out = graph.invoke({"question": COMPARISON}, config, context={"index": two_hop_index})
 
     subs = graph.get_state(config).values["sub_questions"]
-    # the greedy decomposition (pinned): a founding year per side, then a rewording of the first; the
-    # model's fourth sub-question is past the default cap of three, which the state records
+    # the greedy decomposition (pinned): a founding year per side, then a rewording of the first, the three
+    # asked for, so nothing to repair (before the prompt decided its own batches the model wrote a fourth,
+    # past the cap, which the state recorded: tests/test_decompose_node.py keeps that case)
     assert len(subs) == 3 and "Orsen Botanical Garden" in subs[0] and "Halloway Observatory" in subs[1]
-    assert out["fallbacks"] == ["decompose: 4 sub-questions: the first 3 kept"]
+    assert "Orsen Botanical Garden" in subs[2] and out["fallbacks"] == [], subs
     assert {item["doc_id"] for item in out["evidence"]} >= COMPARISON_DOCS
     assert exact_match(out["answer"], [COMPARISON_ANSWER]) == 1.0, (out["answer"], subs)
     assert out["answer_outcome"] == "answered"
