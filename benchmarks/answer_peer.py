@@ -229,8 +229,8 @@ def compare(found: list[Answerer], dataset: str, peer_rows: list[dict[str, Any]]
     questions, paired differences against the peer, the echoes each method's prompts drew (counted since
     the echo guard exists) and its most frequent predictions (a copied phrase shows there); then, for a
     method in more than one run (before / after a change), the paired difference of the last run against
-    the first, and for the peer's reader over a method's passages, the method against it on the same
-    passages (its reading against the peer's)."""
+    the first and how many of its predictions stayed the same, and for the peer's reader over a method's
+    passages, the method against it on the same passages (its reading against the peer's)."""
     lines = [
         f"Questions: {len(peer_rows)} ({dataset}); peer = plain dense RAG answer peer, same embedded model.",
         "",
@@ -261,10 +261,16 @@ def compare(found: list[Answerer], dataset: str, peer_rows: list[dict[str, Any]]
     for method, runs in runs_of.items():
         if len(runs) > 1:
             first, last = runs[0], runs[-1]
+            both = [
+                (before, after)
+                for before, after in zip(first.predictions, last.predictions, strict=True)
+                if before is not None and after is not None
+            ]
             lines.append(
                 f"\n{method}, {last.run} - {first.run} on the questions both answered:"
                 f" EM {_pct(*paired_difference(last.em, first.em))},"
-                f" F1 {_pct(*paired_difference(last.f1, first.f1))}"
+                f" F1 {_pct(*paired_difference(last.f1, first.f1))},"
+                f" the same prediction on {sum(before == after for before, after in both)} of {len(both)}"
             )
     for one in found:
         for other in runs_of.get(one.over or "", []):

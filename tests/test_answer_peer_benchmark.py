@@ -65,8 +65,9 @@ def test_each_run_is_scored_against_the_peer_on_the_questions_it_answered(tmp_pa
     assert first[6:9] == ["3.0", "33%", "1 of 1"] and first[9] == "1"
     second = row_cells(table, "naive (after)")
     assert second[0] == "2" and second[1].startswith("100.0 [") and second[9] == "0"
-    # paired on q1 and q3, the questions both runs answered: 1 - 1 and 1 - 0
+    # paired on q1 and q3, the questions both runs answered: 1 - 1 and 1 - 0; "Paris" twice, q3 changed
     assert "naive, after - before on the questions both answered: EM 50.0 [" in table
+    assert table.endswith("the same prediction on 1 of 2")
 
 
 def test_the_plot_draws_each_runs_paired_difference_against_the_peer(tmp_path: Path) -> None:
