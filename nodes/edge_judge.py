@@ -19,9 +19,9 @@ class LLMEdgeJudge(IndexTimeCaller):
     cost)."""
 
     def __init__(self, llm: LLMGateway, concurrency: int) -> None:
-        super().__init__(llm, ROLE, f"edge-judge-{edge_judge.VERSION}", concurrency, edge_judge.REPLY)
+        super().__init__(llm, ROLE, f"edge-judge-{edge_judge.VERSION}", concurrency, edge_judge.REPLY.id)
 
     def judge(self, title: str, text: str, question: str) -> str:
         messages = edge_judge.messages(title, text, question)
-        reply = self._complete(messages, edge_judge.MAX_TOKENS, edge_judge.GUARD)
+        reply = self._complete(messages, edge_judge.MAX_TOKENS, edge_judge.GUARD, edge_judge.REPLY)
         return edge_judge.verdict(reply.text, reply.structured)

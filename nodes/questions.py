@@ -19,11 +19,11 @@ class LLMQuestionWriter(IndexTimeCaller):
     chunks are written at once, what the calls cost)."""
 
     def __init__(self, llm: LLMGateway, concurrency: int) -> None:
-        super().__init__(llm, ROLE, f"questions-{questions.VERSION}", concurrency, questions.REPLY)
+        super().__init__(llm, ROLE, f"questions-{questions.VERSION}", concurrency, questions.SHAPE_ID)
 
     def write(self, title: str, text: str, count: int) -> tuple[list[str], dict[str, int]]:
-        reply = self._complete(
-            questions.messages(title, text, count), questions.max_tokens(count), questions.GUARD
-        )
+        messages = questions.messages(title, text, count)
+        shape = questions.reply_shape(count)
+        reply = self._complete(messages, questions.max_tokens(count), questions.GUARD, shape)
         parsed = questions.parse(reply.text, text, count, reply.structured)
         return parsed.questions, dict(parsed.counts)

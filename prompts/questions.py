@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
 from prompts.passages import DATA_RULE, chunk_passage, chunk_prompt_version
-from prompts.structured import ReplyShape
+from prompts.structured import ReplyShape, schema_version
 
 SYSTEM = (
     "You read a passage and write questions that the passage itself answers. Each question must make sense "
@@ -34,8 +34,22 @@ TEMPLATE = "{passage}\n\nWrite {count} questions this passage answers."
 GUARD = EchoGuard(own_text=(SYSTEM,))
 
 # The reply's shape for structured output: the prompt's lines, one string each (a grammar cannot say "one per
-# line" as surely as an array does; the prompt keeps its wording either way)
-REPLY = ReplyShape("questions", {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})
+# line" as surely as an array does; the prompt keeps its wording either way), exactly as many as the call
+# asks for: held to at least one string, the 1.5B model closed most arrays after one or two (2026-11-29,
+# docs/configuration.md). A template, each call's count filled in (`reply_shape`); its version names the rule.
+_SHAPE = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1},
+    "minItems": "count",
+    "maxItems": "count",
+}
+SHAPE_ID = f"questions-{schema_version(_SHAPE)}"  # as ReplyShape.id names a fixed shape
+
+
+def reply_shape(count: int) -> ReplyShape:
+    """The shape a call asking for `count` questions asks for: an array of exactly `count` strings."""
+    return ReplyShape("questions", {**_SHAPE, "minItems": count, "maxItems": count})
+
 
 # Which prompt wrote an index's questions: part of the writer's identity, so a reworded prompt builds anew.
 VERSION = chunk_prompt_version(SYSTEM, TEMPLATE)
@@ -101,8 +115,8 @@ def _lines(text: str) -> list[str]:
 
 def parse(reply: str, chunk_text: str, count: int, structured: bool = False) -> ParsedQuestions:
     """The questions in a question writer's reply, by these rules (each counted under its OUTCOMES name).
-    A `structured` reply (asked for REPLY) gives its array's strings as the lines; one that is not an array
-    of strings is read line by line as any reply (`structured_unread`). Then, line by line:
+    A `structured` reply (asked for `reply_shape(count)`) gives its array's strings as the lines; one that is not
+    such an array is read line by line as any reply (`structured_unread`). Then, line by line:
 
     - list markers ("1.", "2)", "- ", "* ", "Q3:", "Question 4:") are taken off;
     - a line without "?" that opens with a question word gets one; any other line without "?" is dropped;
@@ -113,7 +127,7 @@ def parse(reply: str, chunk_text: str, count: int, structured: bool = False) -> 
     - an empty reply keeps nothing and is counted once.
     """
     parsed = ParsedQuestions()
-    shaped = REPLY.read(reply) if structured else None
+    shaped = reply_shape(count).read(reply) if structured else None
     if structured and shaped is None:
         parsed.counts["structured_unread"] += 1
     candidates = _lines("\n".join(shaped) if shaped is not None else reply)

@@ -122,14 +122,32 @@ def test_metadata_filter_reads_the_object_and_notes_a_reply_that_is_not_it() -> 
 def test_question_writer_reads_the_array_and_counts_a_reply_that_is_not_one() -> None:
     chunk = "Frank Herbert's novel Dune was published in 1965 by Chilton Books."
     reply = '["Who wrote the novel Dune?", "When was Dune published?"]'
-    parsed = questions.parse(reply, chunk, 3, structured=True)
+    parsed = questions.parse(reply, chunk, 2, structured=True)
     assert parsed.questions == ["Who wrote the novel Dune?", "When was Dune published?"]
     assert "structured_unread" not in parsed.counts
-    assert questions.parse(reply, chunk, 3).questions != parsed.questions  # free text reads it otherwise
+    assert questions.parse(reply, chunk, 2).questions != parsed.questions  # free text reads it otherwise
     lines = "Who wrote the novel Dune?\nWhen was Dune published?"
-    parsed = questions.parse(lines, chunk, 3, structured=True)
+    parsed = questions.parse(lines, chunk, 2, structured=True)
     assert parsed.questions == ["Who wrote the novel Dune?", "When was Dune published?"]
     assert parsed.counts["structured_unread"] == 1
+    # three asked, two given (a server that took the array but not its count): not the shape asked for
+    assert questions.parse(reply, chunk, 3, structured=True).counts["structured_unread"] == 1
+
+
+def test_the_question_writer_asks_for_exactly_the_count_of_questions() -> None:
+    """Held to "at least one string" the 1.5B model closed most arrays after one or two questions; each
+    call now asks for the count it wants, and the build's identity names that rule."""
+    asked = questions.reply_shape(3)
+    assert asked.schema["minItems"] == asked.schema["maxItems"] == 3
+    assert fits(["a?", "b?", "c?"], asked.schema)
+    assert not fits(["a?", "b?"], asked.schema) and not fits(["a?", "b?", "c?", "d?"], asked.schema)
+    three = '["Who wrote Dune?", "When was Dune published?", "Who published Dune?"]'
+    with serve(OpenAIStub(reply=lambda prompt: three)) as stub:
+        writer = LLMQuestionWriter(LLMGateway({}, _remote_model(stub.base_url), structured=True), 1)
+        written, counts = writer.write("Dune", "Frank Herbert's novel Dune was published in 1965.", 3)
+    assert stub.requests[0].response_format == response_format("openai", asked)
+    assert written == json.loads(three) and counts == {"kept": 3}
+    assert writer.identity.endswith(f"|{questions.SHAPE_ID}")
 
 
 def test_edge_verdict_reads_the_json_string_and_a_cut_one_is_malformed() -> None:
@@ -238,6 +256,23 @@ def test_the_embedded_model_keeps_to_a_verdict_and_a_decomposition_shape(local_g
     assert split.structured and decompose.REPLY.read(split.text) is not None, split.text
     subs, fallback = decompose.parse(split.text, "q", 3, split.structured)
     assert fallback is None and subs == [item.strip() for item in json.loads(split.text)][:3]
+
+
+@pytest.mark.llm
+def test_the_embedded_model_writes_exactly_the_questions_asked(local_gateway: LLMGateway) -> None:
+    chunk = (
+        "Frank Herbert's novel Dune was published in 1965 by Chilton Books. It won the Hugo Award in 1966."
+    )
+    writer = LLMQuestionWriter(local_gateway, 1)
+    reply = local_gateway.complete(
+        "question_writer",
+        questions.messages("Dune", chunk, 3),
+        max_tokens=questions.max_tokens(3),
+        shape=questions.reply_shape(3),
+    )
+    assert reply.structured and len(questions.reply_shape(3).read(reply.text) or []) == 3, reply.text
+    written, counts = writer.write("Dune", chunk, 3)
+    assert "structured_unread" not in counts and len(written) == counts["kept"] <= 3, (written, counts)
 
 
 @pytest.mark.llm
