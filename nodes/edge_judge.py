@@ -19,7 +19,7 @@ class LLMEdgeJudge(IndexTimeCaller):
     cost)."""
 
     def __init__(self, llm: LLMGateway, concurrency: int) -> None:
-        super().__init__(llm, ROLE, f"edge-judge-{edge_judge.VERSION}", concurrency, edge_judge.REPLY.id)
+        super().__init__(llm, ROLE, f"edge-judge-{edge_judge.VERSION}", concurrency, edge_judge.REPLY)
 
     def judge(self, title: str, text: str, question: str) -> str:
         messages = edge_judge.messages(title, text, question)

@@ -456,18 +456,19 @@ def _provider_error(role: str, chosen: RoleModel, what: str) -> ProviderError:
 
 class IndexTimeCaller:
     """What an index extra's LLM side (question writer, edge judge) shares: one role's calls, the identity
-    that keys the extra's build (model, prompt version, and `shape_id`, what names the reply's shape, when
-    the model is asked for it: another of any does the work anew), how many calls may run at once (one
-    against an in-process model, which the gateway serialises anyway), and the run's summed cost for the
-    index command's report."""
+    that keys the extra's build (model, prompt version, and the reply's `shape` when the model is asked for
+    it: another of any does the work anew), how many calls may run at once (one against an in-process
+    model, which the gateway serialises anyway), and the run's summed cost for the index command's report.
+    Each call names the shape it asks for: `shape` itself, or one it stands for (the question writer's
+    array of exactly the count asked, `shape` with the count left open)."""
 
     def __init__(
-        self, llm: LLMGateway, role: str, prompt_version: str, concurrency: int, shape_id: str
+        self, llm: LLMGateway, role: str, prompt_version: str, concurrency: int, shape: ReplyShape
     ) -> None:
         chosen = llm.model_for(role)
         self.llm = llm
         self.role = role
-        structured = f"|{shape_id}" if llm.structures(role) else ""
+        structured = f"|{shape.name}-{shape.version}" if llm.structures(role) else ""
         self.identity = f"{chosen.model_id}|{prompt_version}{structured}"
         self.concurrency = 1 if chosen.exclusive else max(1, concurrency)
         self.spent = UsageTotals()

@@ -19,7 +19,7 @@ class LLMQuestionWriter(IndexTimeCaller):
     chunks are written at once, what the calls cost)."""
 
     def __init__(self, llm: LLMGateway, concurrency: int) -> None:
-        super().__init__(llm, ROLE, f"questions-{questions.VERSION}", concurrency, questions.SHAPE_ID)
+        super().__init__(llm, ROLE, f"questions-{questions.VERSION}", concurrency, questions.ASKED)
 
     def write(self, title: str, text: str, count: int) -> tuple[list[str], dict[str, int]]:
         messages = questions.messages(title, text, count)

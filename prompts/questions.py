@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from prompts.echo import EchoGuard, normalise
 from prompts.passages import DATA_RULE, chunk_passage, chunk_prompt_version
-from prompts.structured import ReplyShape, schema_version
+from prompts.structured import ReplyShape
 
 SYSTEM = (
     "You read a passage and write questions that the passage itself answers. Each question must make sense "
@@ -34,21 +34,17 @@ TEMPLATE = "{passage}\n\nWrite {count} questions this passage answers."
 GUARD = EchoGuard(own_text=(SYSTEM,))
 
 # The reply's shape for structured output: the prompt's lines, one string each (a grammar cannot say "one per
-# line" as surely as an array does; the prompt keeps its wording either way), exactly as many as the call
-# asks for: held to at least one string, the 1.5B model closed most arrays after one or two (2026-11-29,
-# docs/configuration.md). A template, each call's count filled in (`reply_shape`); its version names the rule.
-_SHAPE = {
-    "type": "array",
-    "items": {"type": "string", "minLength": 1},
-    "minItems": "count",
-    "maxItems": "count",
-}
-SHAPE_ID = f"questions-{schema_version(_SHAPE)}"  # as ReplyShape.id names a fixed shape
+# line" as surely as an array does; the prompt keeps its wording either way). Read as any such array; asked
+# for as exactly the count the call wants (`reply_shape`): held to at least one string, the 1.5B model
+# closed most arrays after one or two (2026-11-29, docs/configuration.md). ASKED is that request with its
+# count left open: its version names the rule in an index's identity.
+REPLY = ReplyShape("questions", {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})
+ASKED = ReplyShape(REPLY.name, {**REPLY.schema, "minItems": "count", "maxItems": "count"})
 
 
 def reply_shape(count: int) -> ReplyShape:
     """The shape a call asking for `count` questions asks for: an array of exactly `count` strings."""
-    return ReplyShape("questions", {**_SHAPE, "minItems": count, "maxItems": count})
+    return ReplyShape(ASKED.name, {**ASKED.schema, "minItems": count, "maxItems": count})
 
 
 # Which prompt wrote an index's questions: part of the writer's identity, so a reworded prompt builds anew.
@@ -115,8 +111,9 @@ def _lines(text: str) -> list[str]:
 
 def parse(reply: str, chunk_text: str, count: int, structured: bool = False) -> ParsedQuestions:
     """The questions in a question writer's reply, by these rules (each counted under its OUTCOMES name).
-    A `structured` reply (asked for `reply_shape(count)`) gives its array's strings as the lines; one that is not
-    such an array is read line by line as any reply (`structured_unread`). Then, line by line:
+    A `structured` reply (asked for `reply_shape(count)`) gives its array's strings as the lines (however
+    many: the rules below cut what is beyond the count); one that is not an array of strings is read line
+    by line as any reply (`structured_unread`). Then, line by line:
 
     - list markers ("1.", "2)", "- ", "* ", "Q3:", "Question 4:") are taken off;
     - a line without "?" that opens with a question word gets one; any other line without "?" is dropped;
@@ -127,7 +124,7 @@ def parse(reply: str, chunk_text: str, count: int, structured: bool = False) -> 
     - an empty reply keeps nothing and is counted once.
     """
     parsed = ParsedQuestions()
-    shaped = reply_shape(count).read(reply) if structured else None
+    shaped = REPLY.read(reply) if structured else None
     if structured and shaped is None:
         parsed.counts["structured_unread"] += 1
     candidates = _lines("\n".join(shaped) if shaped is not None else reply)

@@ -45,12 +45,7 @@ class ReplyShape:
     @property
     def version(self) -> str:
         """A short hash of the schema: what asking for it adds to an index extra's identity."""
-        return schema_version(self.schema)
-
-    @property
-    def id(self) -> str:
-        """Name and version: how an index extra's identity names the shape its calls ask for."""
-        return f"{self.name}-{self.version}"
+        return hashlib.sha256(json.dumps(self.schema, sort_keys=True).encode()).hexdigest()[:10]
 
     def read(self, text: str) -> Any | None:
         """The reply as JSON when it is exactly this shape (whitespace around it aside), else None."""
@@ -61,14 +56,9 @@ class ReplyShape:
         return value if fits(value, self.schema) else None
 
 
-def schema_version(schema: Mapping[str, Any]) -> str:
-    """A short hash of a schema (or of a schema template whose counts a call fills in)."""
-    return hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()[:10]
-
-
 def fits(value: Any, schema: Mapping[str, Any]) -> bool:
     """Whether `value` keeps to `schema`, for the keywords the shapes use: type (one or a list), enum,
-    items, minItems, maxItems, minLength, properties, required, additionalProperties (False)."""
+    items, minItems, minLength, properties, required, additionalProperties (False)."""
     kinds = schema.get("type")
     if kinds is not None:
         names = [kinds] if isinstance(kinds, str) else list(kinds)
@@ -83,8 +73,7 @@ def fits(value: Any, schema: Mapping[str, Any]) -> bool:
         return False
     if isinstance(value, list):
         items = schema.get("items", {})
-        sized = schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value))
-        return sized and all(fits(item, items) for item in value)
+        return len(value) >= schema.get("minItems", 0) and all(fits(item, items) for item in value)
     if isinstance(value, dict):
         properties = schema.get("properties", {})
         if any(key not in value for key in schema.get("required", ())):

@@ -548,7 +548,7 @@ def test_a_reply_not_of_its_shape_gets_the_tolerant_parsers_reading_and_a_note(
     reply: str, question: str, limit: int
 ) -> None:
     shapes = (decompose.REPLY, metadata_prompt.REPLY, reader.JUDGE_REPLY, resp_reasoner.PLAN_REPLY)
-    for shape in (*shapes, questions.reply_shape(limit), edge_judge.REPLY):
+    for shape in (*shapes, questions.REPLY, edge_judge.REPLY):
         value = shape.read(reply)
         assert value is None or fits(value, shape.schema)
     subs, fallback = decompose.parse(reply, question, limit, structured=True)
@@ -561,7 +561,7 @@ def test_a_reply_not_of_its_shape_gets_the_tolerant_parsers_reading_and_a_note(
     if metadata_prompt.REPLY.read(reply) is None:
         plain_filter, plain_notes = metadata_prompt.parse(reply)
         assert (extracted, notes) == (plain_filter, [UNREAD, *plain_notes])
-    if questions.reply_shape(limit).read(reply) is None:
+    if questions.REPLY.read(reply) is None:
         plain_questions = questions.parse(reply, reply, limit)
         assert parsed.questions == plain_questions.questions
         assert parsed.counts == plain_questions.counts + Counter(structured_unread=1)

@@ -130,8 +130,8 @@ def test_question_writer_reads_the_array_and_counts_a_reply_that_is_not_one() ->
     parsed = questions.parse(lines, chunk, 2, structured=True)
     assert parsed.questions == ["Who wrote the novel Dune?", "When was Dune published?"]
     assert parsed.counts["structured_unread"] == 1
-    # three asked, two given (a server that took the array but not its count): not the shape asked for
-    assert questions.parse(reply, chunk, 3, structured=True).counts["structured_unread"] == 1
+    # three asked, two given (a server that took the array but not its count): read as the array it is
+    assert questions.parse(reply, chunk, 3, structured=True).questions == parsed.questions
 
 
 def test_the_question_writer_asks_for_exactly_the_count_of_questions() -> None:
@@ -139,15 +139,14 @@ def test_the_question_writer_asks_for_exactly_the_count_of_questions() -> None:
     call now asks for the count it wants, and the build's identity names that rule."""
     asked = questions.reply_shape(3)
     assert asked.schema["minItems"] == asked.schema["maxItems"] == 3
-    assert fits(["a?", "b?", "c?"], asked.schema)
-    assert not fits(["a?", "b?"], asked.schema) and not fits(["a?", "b?", "c?", "d?"], asked.schema)
+    assert fits(["a?", "b?", "c?"], asked.schema) and not fits(["a?", "b?"], asked.schema)
     three = '["Who wrote Dune?", "When was Dune published?", "Who published Dune?"]'
     with serve(OpenAIStub(reply=lambda prompt: three)) as stub:
         writer = LLMQuestionWriter(LLMGateway({}, _remote_model(stub.base_url), structured=True), 1)
         written, counts = writer.write("Dune", "Frank Herbert's novel Dune was published in 1965.", 3)
     assert stub.requests[0].response_format == response_format("openai", asked)
     assert written == json.loads(three) and counts == {"kept": 3}
-    assert writer.identity.endswith(f"|{questions.SHAPE_ID}")
+    assert writer.identity.endswith(f"|questions-{questions.ASKED.version}")
 
 
 def test_edge_verdict_reads_the_json_string_and_a_cut_one_is_malformed() -> None:
@@ -270,7 +269,7 @@ def test_the_embedded_model_writes_exactly_the_questions_asked(local_gateway: LL
         max_tokens=questions.max_tokens(3),
         shape=questions.reply_shape(3),
     )
-    assert reply.structured and len(questions.reply_shape(3).read(reply.text) or []) == 3, reply.text
+    assert reply.structured and len(questions.REPLY.read(reply.text) or []) == 3, reply.text
     written, counts = writer.write("Dune", chunk, 3)
     assert "structured_unread" not in counts and len(written) == counts["kept"] <= 3, (written, counts)
 
