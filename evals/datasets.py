@@ -137,13 +137,17 @@ def _is_demonstration(dataset: str, data: dict[str, Any]) -> bool:
     return qid in DEMONSTRATION_IDS.get(dataset, frozenset()) or question in DEMONSTRATION_QUESTIONS
 
 
-def _read_records(path: Path, limit: int | None, questions_of: str | None = None) -> list[_Record]:
-    """The first `limit` JSON objects of a file holding either one JSON array or JSON Lines.
+def _read_records(
+    path: Path, limit: int | None, questions_of: str | None = None, skip: int = 0
+) -> list[_Record]:
+    """The first `limit` JSON objects of a file holding either one JSON array or JSON Lines, after `skip`.
 
     The layout is told from the content (a leading "["), not the file name, because the same datasets
     circulate as .json arrays, .jsonl files and JSON Lines saved under .json. For a questions file of
     dataset `questions_of`, the questions demonstrations were built from are skipped before the limit
-    counts, so `limit` questions are always evaluated ones.
+    counts, so `limit` questions are always evaluated ones; `skip` drops that many of them first (questions
+    disjoint from the first ones, for a benchmark that decides a setting on other questions than those
+    evaluated).
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -170,6 +174,9 @@ def _read_records(path: Path, limit: int | None, questions_of: str | None = None
         if not isinstance(item, dict):
             raise DatasetError(f"{where}: expected a JSON object, got {type(item).__name__}")
         if questions_of is not None and _is_demonstration(questions_of, item):
+            continue
+        if skip > 0:
+            skip -= 1
             continue
         records.append(_Record(len(records), where, item))
     return records
@@ -221,7 +228,7 @@ def _evidence_in(doc: Document, text: str, span: tuple[int, int] | None) -> Gold
 # --- MultiHop-RAG -------------------------------------------------------------------------------------
 
 
-def _load_multihop_rag(questions: Path, limit: int | None) -> Benchmark:
+def _load_multihop_rag(questions: Path, limit: int | None, skip: int = 0) -> Benchmark:
     """MultiHopRAG.json + corpus.json: articles keyed by url; evidence facts located in their article."""
     corpus_path = questions.parent / MULTIHOP_RAG_CORPUS
     if not corpus_path.is_file():
@@ -247,7 +254,7 @@ def _load_multihop_rag(questions: Path, limit: int | None) -> Benchmark:
         by_title.setdefault(doc.title, doc)
 
     examples: list[QAExample] = []
-    for rec in _read_records(questions, limit, "multihop_rag"):
+    for rec in _read_records(questions, limit, "multihop_rag", skip):
         question_type = _get(rec.data, "question_type", str, rec.where)
         evidence: list[GoldEvidence] = []
         for j, item in enumerate(_get(rec.data, "evidence_list", list, rec.where)):
@@ -365,12 +372,12 @@ def _join_sentences(sentences: list[str], joiner: str) -> tuple[str, list[tuple[
     return joiner.join(sentences), spans
 
 
-def _load_sentence_qa(name: str, path: Path, limit: int | None) -> Benchmark:
+def _load_sentence_qa(name: str, path: Path, limit: int | None, skip: int = 0) -> Benchmark:
     """HotpotQA / 2Wiki: a Document per paragraph title, one GoldEvidence per supporting sentence."""
     joiner = _SENTENCE_JOINERS[name]
     corpus = _Corpus()
     examples: list[QAExample] = []
-    for rec in _read_records(path, limit, name):
+    for rec in _read_records(path, limit, name, skip):
         qa = _flashrag_sentence_qa(rec) if "golden_answers" in rec.data else _official_sentence_qa(rec)
         # title -> (kept document, sentences, sentence spans valid in the kept document or None)
         paragraphs: dict[str, tuple[Document, list[str], list[tuple[int, int]] | None]] = {}
@@ -546,12 +553,12 @@ def _flashrag_musique(rec: _Record, corpus: _Corpus) -> QAExample:
     )
 
 
-def _load_musique(path: Path, limit: int | None) -> Benchmark:
+def _load_musique(path: Path, limit: int | None, skip: int = 0) -> Benchmark:
     """MuSiQue in the official or the FlashRAG layout, told apart per record by its fields."""
     corpus = _Corpus()
     examples = [
         _flashrag_musique(rec, corpus) if "golden_answers" in rec.data else _official_musique(rec, corpus)
-        for rec in _read_records(path, limit, "musique")
+        for rec in _read_records(path, limit, "musique", skip)
     ]
     return Benchmark("musique", examples, corpus.documents())
 
@@ -571,8 +578,9 @@ def _questions_file(name: str, path: Path) -> Path:
     return path
 
 
-def load_benchmark(name: DatasetName, path: str | Path, limit: int | None = None) -> Benchmark:
-    """Load the first `limit` questions of a benchmark (all when None) and the corpus they are asked over.
+def load_benchmark(name: DatasetName, path: str | Path, limit: int | None = None, skip: int = 0) -> Benchmark:
+    """Load the first `limit` questions of a benchmark (all when None), after its first `skip`, and the corpus
+    they are asked over.
 
     `path` is the dataset folder (its default file, DATASETS[name], is read) or a file in it. MultiHop-RAG's
     corpus is always the full corpus.json; the others' corpus is the union of the loaded questions'
@@ -582,9 +590,11 @@ def load_benchmark(name: DatasetName, path: str | Path, limit: int | None = None
         raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
     if limit is not None and limit < 0:
         raise DatasetError(f"limit must not be negative, got {limit}")
+    if skip < 0:
+        raise DatasetError(f"skip must not be negative, got {skip}")
     questions = _questions_file(name, Path(path))
     if name == "multihop_rag":
-        return _load_multihop_rag(questions, limit)
+        return _load_multihop_rag(questions, limit, skip)
     if name == "musique":
-        return _load_musique(questions, limit)
-    return _load_sentence_qa(name, questions, limit)
+        return _load_musique(questions, limit, skip)
+    return _load_sentence_qa(name, questions, limit, skip)

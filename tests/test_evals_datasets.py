@@ -211,6 +211,22 @@ def test_hotpotqa_limit() -> None:
     assert load_benchmark("hotpotqa", HOTPOT, limit=0).examples == []
 
 
+def test_skip_loads_the_questions_after_the_evaluated_ones_over_their_own_paragraphs(
+    hotpot: Benchmark,
+) -> None:
+    """`skip` counts evaluated questions (demonstrations are never among them), and the corpus is what the
+    kept questions are asked over, as with a limit: a disjoint group for benchmarks.retrieval_modes."""
+    rest = load_benchmark("hotpotqa", HOTPOT, skip=50)
+    raw = evaluated_hotpotqa_records()[50:]
+    assert [q.id for q in rest.examples] == [q.id for q in hotpot.examples[50:]] == [r["_id"] for r in raw]
+    assert {d.id for d in rest.corpus} == {t for r in raw for t, _ in r["context"]}
+    middle = load_benchmark("hotpotqa", HOTPOT, limit=2, skip=3)
+    assert [q.id for q in middle.examples] == [q.id for q in hotpot.examples[3:5]]
+    assert load_benchmark("musique", MUSIQUE, skip=50).examples == []  # the slice's 50, all evaluated
+    mhr_rest = load_benchmark("multihop_rag", MHR, skip=50)
+    assert len(mhr_rest.corpus) == 609  # MultiHop-RAG's questions always run over the full corpus
+
+
 def test_hotpotqa_repeated_title_keeps_the_first_text(tmp_path: Path) -> None:
     records = [
         {"_id": "1", "question": "q1", "answer": "a", "type": "bridge",
@@ -433,6 +449,8 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
         load_benchmark("hotpotqa", not_objects)
     with pytest.raises(DatasetError, match="limit must not be negative"):
         load_benchmark("hotpotqa", HOTPOT, limit=-1)
+    with pytest.raises(DatasetError, match="skip must not be negative"):
+        load_benchmark("hotpotqa", HOTPOT, skip=-1)
 
 
 def test_malformed_records_name_position_and_field(tmp_path: Path) -> None:
