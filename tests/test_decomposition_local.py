@@ -68,11 +68,13 @@ def test_decomposition_asks_of_each_side_of_a_comparison(settings: Settings, two
     out = graph.invoke({"question": COMPARISON}, config, context={"index": two_hop_index})
 
     subs = graph.get_state(config).values["sub_questions"]
-    # the greedy decomposition (pinned): a founding year per side, then a rewording of the first, the three
-    # asked for, so nothing to repair (before the prompt decided its own batches the model wrote a fourth,
-    # past the cap, which the state recorded: tests/test_decompose_node.py keeps that case)
+    # the greedy decomposition: a founding year per side first. Whether it writes a fourth past the three
+    # asked for depends on the CPU's kernels (three on the AVX-512 machine, 2026-11-29; four on an AVX2 one,
+    # 2026-12-01): the three asked are kept either way, and a fourth is recorded in the state
+    # (tests/test_decompose_node.py tests that record on the node).
     assert len(subs) == 3 and "Orsen Botanical Garden" in subs[0] and "Halloway Observatory" in subs[1]
-    assert "Orsen Botanical Garden" in subs[2] and out["fallbacks"] == [], subs
+    capped = ["decompose: 4 sub-questions: the first 3 kept"]
+    assert out["fallbacks"] in ([], capped), (subs, out["fallbacks"])
     assert {item["doc_id"] for item in out["evidence"]} >= COMPARISON_DOCS
     assert exact_match(out["answer"], [COMPARISON_ANSWER]) == 1.0, (out["answer"], subs)
     assert out["answer_outcome"] == "answered"
