@@ -26,12 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+
 from benchmarks.retrieval_vs_peers import chunk_spans
 from evals.datasets import Benchmark, load_benchmark
 from evals.metrics import full_at_k, recall_at_k
 from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.stats import paired_difference
 from hopgraph import Settings, index_corpus, services_for
+from hopgraph.progress import stage_reporter, stages_bar
 from stores.index import ChunkIndex
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -151,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         for group in groups(dataset, args.data / dataset, args.evaluated):
             # MultiHop-RAG's groups share the full corpus: one index serves both.
             name = f"modes-{dataset}" if dataset == "multihop_rag" else f"modes-{dataset}-{group.name}"
-            build = index_corpus(group.bench.corpus, name, settings)
+            with stages_bar(Console(stderr=True)) as bar:  # embedding a group takes minutes on a CPU
+                build = index_corpus(group.bench.corpus, name, settings, progress=stage_reporter(bar))
             print(f"{group.label}: index {name} {build.status}, {build.manifest.chunks} chunks", flush=True)
             results[group.label] = searched(services.indexes.open(name), group, args.k)
 

@@ -71,7 +71,9 @@ def test_each_group_is_searched_over_its_own_paragraphs_and_scored_by_its_gold(
     monkeypatch.setenv("HOPGRAPH_MODEL_DIR", str(settings.model_dir))
     plot = tmp_path / "modes.png"
     main(["--datasets", "hotpotqa", "--data", str(data), "--evaluated", "2", "--k", "1", "--plot", str(plot)])
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "embed 3/3" in captured.err  # each group's build shows its progress
 
     # each group's index holds its own three paragraphs, not the slice's six
     assert re.search(r"hotpotqa, evaluated \(2\): index modes-hotpotqa-evaluated built, 3 chunks", out)
