@@ -25,21 +25,22 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 from rich.console import Console
 
 from benchmarks.retrieval_vs_peers import chunk_spans
-from evals.datasets import Benchmark, load_benchmark
+from evals.datasets import Benchmark, QAExample, load_benchmark
 from evals.metrics import full_at_k, recall_at_k
 from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.stats import paired_difference
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.progress import stage_reporter, stages_bar
-from stores.index import ChunkIndex
+from stores.index import ChunkIndex, SearchMode
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATASETS = ("hotpotqa", "2wikimultihopqa", "musique", "multihop_rag")
-MODES = ("dense", "bm25", "hybrid")
+MODES: tuple[SearchMode, ...] = get_args(SearchMode)  # dense, bm25, hybrid
 BASELINE = "dense"
 PLOT_FILE = Path("retrieval-modes.png")
 
@@ -59,7 +60,7 @@ class Group:
         return f"{self.dataset}, {self.name} ({len(self.questions)})"
 
     @property
-    def questions(self) -> list:
+    def questions(self) -> list[QAExample]:
         """The questions with gold evidence (MultiHop-RAG's null queries have none to find)."""
         return [q for q in self.bench.examples if q.evidence]
 
