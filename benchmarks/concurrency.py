@@ -36,6 +36,7 @@ from pathlib import Path
 import httpx
 from langchain_core.messages import HumanMessage
 
+from benchmarks import SHARED_DATA
 from evals.datasets import load_benchmark
 from evals.runner import latest_results, read_records, results_path
 from graphs.registry import extras_for
@@ -44,7 +45,7 @@ from hopgraph.evaluate import evaluate, index_name
 from hopgraph.local_model import ensure_gguf
 from hopgraph.options import parse_methods
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 ALIAS = "local-qwen"
 STARTUP_SECONDS = 180.0
 REQUEST_TIMEOUT = 900.0  # a request may queue behind every other slot's prompt on a 2-core machine

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from benchmarks import SHARED_DATA
 from evals.datasets import QAExample, load_benchmark
 from evals.metrics import hop_prf, macro_by_hop
 from evals.plots import plot_budget_bars
@@ -37,7 +38,7 @@ from hopgraph.evaluate import index_name
 from nodes.context import RetrievalMode
 from nodes.retrieve import search_evidence
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
+DATA = SHARED_DATA / "multihop_rag"
 # Seed 004, Table 1 (OpenAI embeddings, 300-token chunks with 60 overlap, top-5 per sub-query)
 SEED = {3: (0.242, 0.663, 0.336), 4: (0.214, 0.660, 0.301), 5: (0.182, 0.675, 0.265)}
 PRF = ("precision", "recall", "F1")

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
+from benchmarks import SHARED_DATA
 from evals.datasets import load_benchmark
 from hopgraph import Settings, build_graph, index_corpus, services_for
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "musique"
+DATA = SHARED_DATA / "musique"
 
 
 def recall_at_2(index, query: str, gold_doc: str, mode: str) -> float:  # type: ignore[no-untyped-def]

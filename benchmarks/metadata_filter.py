@@ -32,9 +32,9 @@ import argparse
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from benchmarks import SHARED_DATA
 from evals.datasets import QAExample, load_benchmark
 from evals.metrics import dedupe_spans, hop_prf, multihop_rag_official, recall_at_k
 from evals.runner import evidence_spans
@@ -43,7 +43,7 @@ from stores.documents import Document
 from stores.evidence import Evidence
 from stores.metadata import MetadataInfo, MetadataParams, timestamp
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
+DATA = SHARED_DATA / "multihop_rag"
 KEPT = 10
 # MultiHop-RAG's own metrics (evals.metrics.multihop_rag_official's keys) and their column headers.
 OFFICIAL = {

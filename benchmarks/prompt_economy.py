@@ -34,6 +34,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from benchmarks import SHARED_DATA
 from evals.datasets import load_benchmark
 from evals.runner import answered_results
 from graphs.registry import METHODS, builder, extras_for
@@ -41,7 +42,7 @@ from hopgraph import Settings, index_corpus
 from hopgraph.evaluate import evaluate, index_name
 from hopgraph.providers import Services
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 PEAK = "peak_rss.json"
 PROMPTS = "prompt_tokens.jsonl"
 # Left out by default: Multi-Meta-RAG needs a corpus with sources and dates (on MuSiQue it is NaiveRAG);

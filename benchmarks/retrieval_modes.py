@@ -29,8 +29,9 @@ from typing import get_args
 
 from rich.console import Console
 
+from benchmarks import SHARED_DATA
 from benchmarks.retrieval_vs_peers import chunk_spans
-from evals.datasets import Benchmark, QAExample, load_benchmark
+from evals.datasets import DATASETS, Benchmark, QAExample, load_benchmark
 from evals.metrics import full_at_k, recall_at_k
 from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.stats import paired_difference
@@ -38,8 +39,6 @@ from hopgraph import Settings, index_corpus, services_for
 from hopgraph.progress import stage_reporter, stages_bar
 from stores.index import ChunkIndex, SearchMode
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-DATASETS = ("hotpotqa", "2wikimultihopqa", "musique", "multihop_rag")
 MODES: tuple[SearchMode, ...] = get_args(SearchMode)  # dense, bm25, hybrid
 BASELINE = "dense"
 PLOT_FILE = Path("retrieval-modes.png")

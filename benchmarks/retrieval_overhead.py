@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -30,6 +29,7 @@ from bm25s.tokenization import Tokenized
 from langgraph.runtime import Runtime
 from rank_bm25 import BM25Okapi
 
+from benchmarks import SHARED_DATA
 from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan, recall_at_k
 from graphs.chainrag.context import ChainRAGContext
@@ -45,7 +45,7 @@ from stores.index import ChunkIndex, IndexParams
 from stores.protocols import Embedder
 from stores.sentence_graph.extra import SentenceGraphExtra
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
+DATA = SHARED_DATA / "multihop_rag"
 TOP_K = RetrievalContext.top_k  # NaiveRAG's 5
 KS = (4, 10)
 GOAL_MS = 5.0

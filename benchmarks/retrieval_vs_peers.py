@@ -32,6 +32,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks import SHARED_DATA
 from benchmarks.peer_scripts import END_OF_PEER
 from evals.datasets import DATASETS, MULTIHOP_RAG_CORPUS, QAExample, load_benchmark
 from evals.gold import GoldEvidence
@@ -49,7 +50,7 @@ from hopgraph import Settings, index_corpus, services_for
 from nodes.integrate import rerank
 from stores.index import Hit
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
+DATA = SHARED_DATA / "multihop_rag"
 KS = (4, 10, 20)
 FULL_KS = (5, 20)
 # MultiHop-RAG's own metrics, under the keys evals.metrics.multihop_rag_official and the peers give them,

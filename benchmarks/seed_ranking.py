@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
+from benchmarks import SHARED_DATA
 from evals.datasets import load_benchmark
 from evals.metrics import RetrievedSpan, recall_within_chars
 from hopgraph import Settings, index_corpus, services_for
 from hopgraph.providers import EmbeddingSimilarityReranker, HybridReranker
 from stores.sentence_graph.extra import SentenceGraphExtra
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop_rag"
+DATA = SHARED_DATA / "multihop_rag"
 INDEX = "bench-sentence-graph-609"
 CANDIDATES = 100
 BUDGET = 4_000

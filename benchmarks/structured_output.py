@@ -31,6 +31,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from benchmarks import SHARED_DATA
 from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.runner import answered_results
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
@@ -42,7 +43,6 @@ from stores.index import IndexStore
 from stores.question_graph import QUESTION_GRAPH
 from stores.questions import QUESTIONS
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DEFAULT_METHODS = "chainrag,resp,ircot,decomposition,naive_qd"
 SIDES = ("off", "on")
 PLOT_FILE = "structured-output.png"

@@ -42,6 +42,7 @@ from typing import Any
 import torch
 from langgraph.checkpoint.memory import InMemorySaver
 
+from benchmarks import SHARED_DATA
 from evals.datasets import DATASETS, QAExample, load_benchmark
 from evals.metrics import hop_prf, macro_by_hop, recall_at_k
 from evals.runner import evidence_spans
@@ -53,7 +54,7 @@ from hopgraph.evaluate import index_name
 from hopgraph.providers import BoundIndexes, index_store
 from nodes.retrieve import search_evidence
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 HOPS = 5
 LATENCY_HOPS = 3
 K = 5
