@@ -27,7 +27,7 @@ AnswerOutcome = Literal["answered", "unanswerable", "checked", "best_span", "ref
 # after the verb of a reply that restates the question; model, the generator's own words when asked which
 # words of its reply answer; kept, none of these gave a usable span and the reply stands; choice, a question
 # offering two options whose answer named neither, replaced by the option whose passages name the answer,
-# or else by the one the generator chose when asked.
+# or else by the one the generator chose when asked (a yes-no question's options are Yes and No).
 Shortening = Literal["yes_no", "restatement", "model", "kept", "choice"]
 SHORTEN_TOKENS = 24  # a span, never a sentence
 CHECK_TOKENS = 320  # a few facts and a short answer: on MultiHop-RAG 3 of 29 checks ran past 200 (long facts)
@@ -43,34 +43,59 @@ def shortened(
     """The update that makes `text`, the cleaned last reply of `conversation`, the answer the benchmarks
     score: its short span (`cut_to_span`), then, for a question offering two options whose span names
     neither, one of them: the option whose own passages (of `passages`, what the reader read) name the
-    span, else the one the generator chooses (`chosen`). Empty when `text` already is that answer."""
+    span, else the one the generator chooses (`chosen`); for a yes-no question whose span is neither word,
+    the word the generator chooses. Empty when `text` already is that answer."""
     cut = cut_to_span(llm, question, conversation, text)
-    options = answer.choices(question)
     span = cut.get("answer", text)
+    if answer.is_yes_no_question(question):
+        if answer.yes_no(question, span) is not None:
+            return cut
+        return chosen(
+            llm,
+            conversation,
+            text,
+            cut,
+            answer.yes_no_request(),
+            lambda said: answer.yes_no(question, said),
+            "the answer was neither yes nor no",
+        )
+    options = answer.choices(question)
     if options is None or answer.named_options(span, options):
         return cut
     if option := answer.option_of(span, options, passages):
         return {**cut, **_shortened(text, option, "choice")}
-    return chosen(llm, conversation, options, text, cut)
+    return chosen(
+        llm,
+        conversation,
+        text,
+        cut,
+        answer.choice_request(options),
+        lambda said: named[0] if len(named := answer.named_options(said, options)) == 1 else None,
+        "the answer named neither option",
+    )
 
 
 def chosen(
-    llm: LLMGateway, conversation: Sequence[BaseMessage], options: Sequence[str], text: str, cut: dict
+    llm: LLMGateway,
+    conversation: Sequence[BaseMessage],
+    text: str,
+    cut: dict,
+    request: str,
+    pick: Callable[[str], str | None],
+    lacking: str,
 ) -> dict:
-    """The generator asked, the conversation continued, which of the question's `options` answers it: the
-    option its reply names becomes the answer (as the question words it), the reply `text` kept as
-    `answer_sentence`. A reply naming neither or both leaves `cut` (the span update of `text`, empty when
-    `text` was one) as it was, recorded in `fallbacks`."""
-    asked = [*conversation, HumanMessage(answer.choice_request(options))]
+    """The generator asked by `request`, the conversation continued, for the one of the question's options
+    its answer `text` lacks (`lacking` says how): the option `pick` reads in its reply (as the question
+    words it, or yes / no) becomes the answer, `text` kept as `answer_sentence`. A reply naming none, or
+    more than one, leaves `cut` (the span update of `text`, empty when `text` was one) as it was, recorded
+    in `fallbacks`."""
+    asked = [*conversation, HumanMessage(request)]
     reply = llm.complete("generator", asked, max_tokens=SHORTEN_TOKENS, guard=answer.GUARD)
     said = answer.clean(reply.text)
-    named = answer.named_options(said, options)
     usage = [*cut.get("usage", []), reply.usage]
-    if len(named) == 1:
-        return {**cut, **_shortened(text, named[0], "choice"), "usage": usage}
-    note = (
-        f"choice: the answer named neither option; asked for one, the model replied {said!r}: the answer kept"
-    )
+    if option := pick(said):
+        return {**cut, **_shortened(text, option, "choice"), "usage": usage}
+    note = f"choice: {lacking}; asked for one, the model replied {said!r}: the answer kept"
     return {**cut, "usage": usage, "fallbacks": [*cut.get("fallbacks", []), note]}
 
 
@@ -97,7 +122,8 @@ def cut_to_span(llm: LLMGateway, question: str, conversation: Sequence[BaseMessa
     reply = llm.complete("generator", asked, max_tokens=SHORTEN_TOKENS, guard=answer.GUARD)
     short = answer.clean(reply.text)
     if short and not answer.is_refusal(short) and len(short.split()) < len(text.split()):
-        return {**_shortened(text, short, "model"), "usage": [reply.usage]}
+        said = answer.yes_no(question, short)  # "No inconsistency": the word the benchmarks score
+        return {**_shortened(text, said or short, "yes_no" if said else "model"), "usage": [reply.usage]}
     return {
         **_shortened(text, text, "kept"),
         "usage": [reply.usage],
@@ -181,8 +207,8 @@ def follow_up_tokens(
 
     Every turn any of its paths appends, summed, since each path appends some of them: the reply, the
     nudge for a best answer and its reply, the refusal check and its reply, the request for the span and
-    its reply, a choice question's request for one of its options and its reply, and an echo's retry (its
-    nudge and one more reply of the longest of these caps)."""
+    its reply, a choice or yes-no question's request for one of its options and its reply, and an echo's
+    retry (its nudge and one more reply of the longest of these caps)."""
     asked = [
         HumanMessage(answer.REFUSAL_NUDGE),
         refusal_check.request(),
@@ -190,7 +216,10 @@ def follow_up_tokens(
         HumanMessage(NUDGE),
     ]
     replies = [max_tokens, max_tokens, CHECK_TOKENS, SHORTEN_TOKENS, max(max_tokens, CHECK_TOKENS)]
-    if (options := answer.choices(question)) is not None:
+    if answer.is_yes_no_question(question):
+        asked.append(HumanMessage(answer.yes_no_request()))
+        replies.append(SHORTEN_TOKENS)
+    elif (options := answer.choices(question)) is not None:
         asked.append(HumanMessage(answer.choice_request(options)))
         replies.append(SHORTEN_TOKENS)
     return count(asked) + sum(replies) + MESSAGE_TOKENS * len(replies)

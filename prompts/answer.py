@@ -55,8 +55,15 @@ SHORT_WORDS = 4
 # without it, it named an option.
 CHOOSE = "The question asks which of two: {options}. Reply with one of them only."
 
+# Asked when a yes-no question's answer is neither word: the 1.5B model answered "Was there a change in the
+# portrayal of Google's impact ...?" with "Positive", and a refusal check's sentence was cut to "No
+# inconsistency" (NaiveRAG w/ QD on MultiHop-RAG, 2026-12-01); EM credits only the bare word. The two
+# options are the benchmarks' own words, so `chosen` reads the reply as it reads any choice.
+YES_OR_NO = "The question asks whether it is so. Reply with Yes or No only."
+YES_NO_OPTIONS = ("Yes", "No")
+
 GUARD = EchoGuard(
-    own_text=(SYSTEM, INSTRUCTION, UNANSWERABLE_INSTRUCTION, REFUSAL_NUDGE, SHORTEN, CHOOSE, CUE),
+    own_text=(SYSTEM, INSTRUCTION, UNANSWERABLE_INSTRUCTION, REFUSAL_NUDGE, SHORTEN, CHOOSE, YES_OR_NO, CUE),
     allowed=frozenset({"yes", "no", normalise(UNANSWERABLE)}),
 )
 
@@ -107,6 +114,11 @@ def shorten_request(question: str) -> str:
 def choice_request(options: Sequence[str]) -> str:
     """The follow-up turn that asks a choice question's reader for one of its options (`CHOOSE`)."""
     return f"{CHOOSE.format(options=' or '.join(options))}\n{CUE}"
+
+
+def yes_no_request() -> str:
+    """The follow-up turn that asks a yes-no question's reader for the word its answer lacks (`YES_OR_NO`)."""
+    return f"{YES_OR_NO}\n{CUE}"
 
 
 # "Which film came out first, X or Y?": a question word, one comma, then two options of at most
@@ -195,6 +207,30 @@ _AUXILIARIES = frozenset(
         "must",
     ]
 )
+# The first words of a leading phrase before a question's main clause: prepositions of time, place and
+# reference ("Between", "After", "According to", "Considering").
+_LEADING_WORDS = frozenset(
+    [
+        "after",
+        "before",
+        "between",
+        "following",
+        "considering",
+        "given",
+        "according",
+        "regarding",
+        "during",
+        "since",
+        "in",
+        "on",
+        "despite",
+        "based",
+        "from",
+        "with",
+    ]
+)
+# Words that make a clause ask something other than yes or no.
+_QUESTION_WORDS = frozenset(["which", "who", "whom", "whose", "what", "where", "when", "why", "how"])
 # ASCII case folding for the word: under Unicode rules "ſ" (long s) matches "s", and "Yeſ" is not "yes".
 _YES_NO_START = re.compile(r"^\W*(?a:(yes|no))\b", re.IGNORECASE)
 # "... was Shirley Temple", "... is located in Paris": the verb after which a restating sentence answers.
@@ -227,10 +263,30 @@ _STOP_WORDS = frozenset(
 
 
 def is_yes_no_question(question: str) -> bool:
-    """Whether the question asks yes or no: it opens with an auxiliary verb and offers no choice ("Is X or
-    Y older?" asks for X or Y)."""
+    """Whether the question asks yes or no: its main clause opens with an auxiliary verb, at the start
+    ("Were X and Y ...?") or after a leading phrase that asks nothing itself ("Between the report of X and
+    the report of Y, was there ...?"), and it offers no choice ("Is X or Y older?" asks for X or Y).
+
+    A leading phrase opens with one of `_LEADING_WORDS` and holds no question word, so "In what region
+    ..., is the city located?" and "In which game, covered by Polygon, can you ...?" ask what they name.
+    Over every question of the four dev slices here (HotpotQA 298, 2Wiki 98, MuSiQue 50, MultiHop-RAG
+    1,757), the leading phrase finds 195 more (all MultiHop-RAG's "Between ..., was there ...?" and "After
+    ..., did ...?", every one with a Yes or No gold answer) and no question whose gold is anything else.
+    """
     words = normalise(question).split()
-    return bool(words) and words[0] in _AUXILIARIES and "or" not in words
+    if not words or "or" in words:
+        return False
+    if words[0] in _AUXILIARIES:
+        return True
+    if words[0] not in _LEADING_WORDS:
+        return False
+    leading: list[str] = []
+    for clause in question.split(","):
+        clause_words = normalise(clause).split()
+        if leading and clause_words and clause_words[0] in _AUXILIARIES:
+            return not _QUESTION_WORDS.intersection(leading)
+        leading += clause_words
+    return False
 
 
 def yes_no(question: str, reply: str) -> str | None:

@@ -319,12 +319,32 @@ def test_without_evidence_a_refusal_is_not_retried() -> None:
         ("Did the film win an award?", "No. It was nominated only.", "no"),
         ("Is the Nile or the Amazon longer?", "Yes, the Nile", None),  # a choice, not yes / no
         ("Who directed Jaws?", "Yes Man director", None),  # not a yes-no question
+        ("Between the first report and the second, was there a change?", "No, none at all.", "no"),
     ],
 )
 def test_a_yes_no_question_is_answered_by_the_word_its_reply_opens_with(
     question: str, reply: str, expected: str | None
 ) -> None:
     assert answer.yes_no(question, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("Did the tower open in 1889?", True),
+        ("Between the first report on the museum and the second, was there a change in its hours?", True),
+        ("After the harbour reopened, did the ferry resume its route?", True),
+        ("According to the Lantern, has the hall, rebuilt in 1990, reopened?", True),
+        ("Between the two reports, was the museum or the library reopened first?", False),  # a choice
+        ("In what region of the country that holds the harbour, is the museum located?", False),
+        ("In which town, built on the river, can you see the tower?", False),
+        ("After the storm, which bridge reopened?", False),
+        ("The library, founded in 1820, is in which town?", False),  # no leading phrase: a subject
+        ("Between the two reports on the museum?", False),  # no main clause
+    ],
+)
+def test_a_yes_no_question_asks_it_at_the_start_or_after_a_leading_phrase(question: str, asks: bool) -> None:
+    assert answer.is_yes_no_question(question) is asks
 
 
 @pytest.mark.parametrize(
@@ -395,6 +415,49 @@ def test_rules_cut_without_a_call_and_short_answers_are_left_alone() -> None:
     out = Generate(gateway)({"question": QUESTION, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
     assert out["answer"] == "Gustave Eiffel's company" and "answer_sentence" not in out
     assert len(model.prompts) == 1
+
+
+YES_NO = "Between the two reports on the museum, was there a change in its opening hours?"
+
+
+def test_a_yes_no_answer_that_is_neither_word_is_asked_for_one() -> None:
+    """Scripted generator (wiring): the reader answers a yes-no question with a word that is neither, then,
+    asked in the same conversation, with the word."""
+    replies = iter(["Longer hours", "Yes."])
+    gateway, model = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)({"question": YES_NO, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_sentence"]) == ("yes", "Longer hours")
+    assert out["answer_shortening"] == "choice"
+    assert len(out["usage"]) == 2 and "fallbacks" not in out
+    first, second = model.prompts
+    assert second.startswith(first) and second.endswith(f"Longer hours\n{answer.yes_no_request()}")
+
+
+def test_a_span_the_model_copies_out_is_cut_to_the_yes_or_no_it_opens_with() -> None:
+    sentence = "The museum kept the hours it had announced in the first report, without any change"
+    replies = iter([sentence, "No change"])
+    gateway, model = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)({"question": YES_NO, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert (out["answer"], out["answer_sentence"], out["answer_shortening"]) == ("no", sentence, "yes_no")
+    assert len(model.prompts) == 2
+
+
+@pytest.mark.parametrize("said", ["Longer hours", "Maybe", ""])
+def test_a_yes_no_answer_still_neither_word_when_asked_is_kept_and_says_so(said: str) -> None:
+    replies = iter(["Longer hours", said])
+    gateway, _ = scripted_gateway(lambda prompt: next(replies))
+    out = Generate(gateway)({"question": YES_NO, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert out["answer"] == "Longer hours" and "answer_shortening" not in out
+    assert out["fallbacks"] == [
+        "choice: the answer was neither yes nor no; asked for one, the model replied "
+        f"{said!r}: the answer kept"
+    ]
+
+
+def test_a_yes_or_no_answer_is_not_asked_again() -> None:
+    gateway, model = scripted_gateway(lambda prompt: "No")
+    out = Generate(gateway)({"question": YES_NO, "evidence": EVIDENCE}, Runtime(RetrievalContext()))
+    assert out["answer"] == "No" and len(model.prompts) == 1
 
 
 CHOICE = "Which library opened first, the Varnholt Library or the Ostrel Reading Room?"

@@ -106,3 +106,32 @@ def test_the_real_model_keeps_a_refusal_when_one_side_is_missing(services: Any) 
     update = checked_refusal(services.llm, refused_over([GARDEN]), max_tokens=32)
     assert update["refusal_check"]["verdict"] == "missing", update
     assert "answer" not in update and "answer_outcome" not in update
+
+
+LIBRARY = passage(
+    "The Varnholt Library opened in 1820. Its reading hall was added in 1902 by Celia Dunmore, who was born"
+    " in Ostrel.",
+    "Varnholt Library",
+)
+
+
+@pytest.mark.llm
+@pytest.mark.parametrize(
+    ("question", "said", "word"),
+    [
+        ("Did the Varnholt Library open in the nineteenth century?", "1820", "yes"),
+        ("Was the designer of the Varnholt Library's reading hall born in Marn?", "Ostrel", "no"),
+    ],
+)
+def test_the_real_model_asked_yes_or_no_answers_with_the_word(
+    services: Any, question: str, said: str, word: str
+) -> None:
+    """A yes-no question answered with neither word (the 1.5B model gave "Positive" and "No inconsistency"
+    to MultiHop-RAG's "Between ..., was there ...?"): asked in the same conversation, the generator names
+    the word the passage supports. On harder ones (comparing two founding years) it was right in 6 of 8 of
+    our own examples, whichever way it was asked (docs/evaluation.md), against none for an answer that is
+    neither word."""
+    conversation = [*answer.messages(question, [LIBRARY]), AIMessage(said)]
+    update = shortened(services.llm, question, conversation, said)
+    assert (update.get("answer_sentence"), update.get("answer_shortening")) == (said, "choice"), update
+    assert exact_match(update["answer"], [word]) == 1.0, update
