@@ -57,10 +57,9 @@ CHOOSE = "The question asks which of two: {options}. Reply with one of them only
 
 # Asked when a yes-no question's answer is neither word: the 1.5B model answered "Was there a change in the
 # portrayal of Google's impact ...?" with "Positive", and a refusal check's sentence was cut to "No
-# inconsistency" (NaiveRAG w/ QD on MultiHop-RAG, 2026-12-01); EM credits only the bare word. The two
-# options are the benchmarks' own words, so `chosen` reads the reply as it reads any choice.
+# inconsistency" (NaiveRAG w/ QD on MultiHop-RAG, 2026-12-01); EM credits only the bare word, which
+# `yes_no` reads from the reply's start.
 YES_OR_NO = "The question asks whether it is so. Reply with Yes or No only."
-YES_NO_OPTIONS = ("Yes", "No")
 
 GUARD = EchoGuard(
     own_text=(SYSTEM, INSTRUCTION, UNANSWERABLE_INSTRUCTION, REFUSAL_NUDGE, SHORTEN, CHOOSE, YES_OR_NO, CUE),
