@@ -45,7 +45,6 @@ from hopgraph.evaluate import evaluate, index_name
 from hopgraph.local_model import ensure_gguf
 from hopgraph.options import parse_methods
 
-DATA = SHARED_DATA
 ALIAS = "local-qwen"
 STARTUP_SECONDS = 180.0
 REQUEST_TIMEOUT = 900.0  # a request may queue behind every other slot's prompt on a 2-core machine
@@ -175,7 +174,7 @@ def main() -> None:
     )
     parser.add_argument("--no-in-process", action="store_true", help="skip the in-process model's column")
     args = parser.parse_args()
-    args.data = args.data or DATA / args.dataset
+    args.data = args.data or SHARED_DATA / args.dataset
     variants = parse_methods(args.methods)
     methods = [variant.label for variant in variants]
     levels = sorted({int(level) for level in args.concurrency.split(",")})

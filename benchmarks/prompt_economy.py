@@ -42,7 +42,6 @@ from hopgraph import Settings, index_corpus
 from hopgraph.evaluate import evaluate, index_name
 from hopgraph.providers import Services
 
-DATA = SHARED_DATA
 PEAK = "peak_rss.json"
 PROMPTS = "prompt_tokens.jsonl"
 # Left out by default: Multi-Meta-RAG needs a corpus with sources and dates (on MuSiQue it is NaiveRAG);
@@ -193,7 +192,7 @@ def main() -> None:
     parser.add_argument("--cell", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    args.data = args.data or DATA / args.dataset
+    args.data = args.data or SHARED_DATA / args.dataset
     if args.cell:
         run_cell(args)
         return

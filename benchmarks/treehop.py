@@ -54,7 +54,6 @@ from hopgraph.evaluate import index_name
 from hopgraph.providers import BoundIndexes, index_store
 from nodes.retrieve import search_evidence
 
-DATA = SHARED_DATA
 HOPS = 5
 LATENCY_HOPS = 3
 K = 5
@@ -134,7 +133,7 @@ def main() -> None:
     torch.set_num_threads(1)
 
     settings = Settings()
-    bench = load_benchmark(args.dataset, DATA / args.dataset / DATASETS[args.dataset], args.limit)
+    bench = load_benchmark(args.dataset, SHARED_DATA / args.dataset / DATASETS[args.dataset], args.limit)
     wanted = set(args.types.split(",")) if args.dataset == "multihop_rag" else None
     questions = [q for q in bench.examples if q.evidence and (wanted is None or q.question_type in wanted)]
     name = index_name(bench, settings)
