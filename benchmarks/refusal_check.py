@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 
 from evals.metrics import exact_match
 from evals.plots import Interval, intervals_figure, method_colors, save_figure
-from evals.runner import answered_results
+from evals.runner import answered_by_method
 from evals.stats import mcnemar_exact, paired_difference
 from prompts.answer import UNANSWERABLE
 
@@ -103,20 +103,10 @@ def method_rows(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def by_method(run_dir: Path) -> dict[str, list[Mapping[str, Any]]]:
-    """Each method's latest answered records in the folder, in question-id order."""
-    methods: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for record in answered_results(run_dir).values():
-        methods[record["method"]].append(record)
-    for records in methods.values():
-        records.sort(key=lambda record: str(record["question_id"]))
-    return dict(sorted(methods.items()))
-
-
 def report(run_dir: Path) -> str:
     """Every method's lines, from the folder's latest answered records."""
     out = []
-    for method, rows in by_method(run_dir).items():
+    for method, rows in answered_by_method(run_dir).items():
         out += [f"## {method}", *method_rows(rows), ""]
     return "\n".join(out)
 
@@ -124,7 +114,7 @@ def report(run_dir: Path) -> str:
 def figure(run_dir: Path) -> Figure:
     """EM with the check against without it, a row per method: the paired difference with its 95% interval,
     McNemar's exact p in the label."""
-    methods = by_method(run_dir)
+    methods = answered_by_method(run_dir)
     colors = method_colors(methods)
     rows = []
     for method, records in methods.items():

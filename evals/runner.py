@@ -195,6 +195,17 @@ def answered_results(out_dir: str | Path) -> dict[ResultKey, Record]:
     }
 
 
+def answered_by_method(out_dir: str | Path) -> dict[str, list[Record]]:
+    """Each method's latest answered records in the results folder `out_dir`, in question-id order: what a
+    benchmark reading one run, method by method, reads."""
+    methods: dict[str, list[Record]] = {}
+    for record in answered_results(out_dir).values():
+        methods.setdefault(record["method"], []).append(record)
+    for records in methods.values():
+        records.sort(key=lambda record: str(record["question_id"]))
+    return dict(sorted(methods.items()))
+
+
 def recorded_run_name(out_dir: str | Path) -> str | None:
     """The run name the first run in `out_dir` chose, so a resumed run finds its checkpointed threads."""
     path = results_path(out_dir)

@@ -1,0 +1,129 @@
+"""What the shared reader's span step did to a run's answers, before / after, paired, read from the run.
+
+    .venv/bin/python -m benchmarks.span_steps runs/refusal-iter-retgen
+
+The step (`nodes.generate.shortened`) turns a final reader's reply into the span the benchmarks score: the
+Yes / No a yes-no question's reply opens with, the words after the verb of a reply restating the question,
+the words the generator copies out of its reply, or, for a question offering two options (a yes-no
+question's are Yes and No) whose answer names neither, the option chosen. Whenever it changed the answer
+the record keeps the reply (`answer_sentence`) and how (`answer_shortening`), so one run holds both sides:
+before = the reply as the answer, after = the answer; a record the step left alone is the same on both.
+A yes-no question whose reply was neither word scores nothing before (its gold is Yes or No on every dev
+slice), so the step's asks for the word are counted on their own: how many, and how many came back right.
+
+Printed per method: per way of shortening, answers, EM and F1 of the reply -> of the answer; the yes-no
+questions (`prompts.answer.is_yes_no_question`): how many, replies opening with the word, answers that
+are the word, refusals kept, right; EM and F1 of the whole run before -> after with the paired
+difference (bootstrap 95%, evals.stats.paired_difference) and McNemar's exact p on EM. The differences
+are drawn, a row per method, into `--plot` (default RUN/span-steps.png).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from evals.metrics import exact_match, token_f1
+from evals.plots import Interval, intervals_figure, method_colors, save_figure
+from evals.runner import answered_by_method
+from evals.stats import mcnemar_exact, paired_difference
+from prompts.answer import is_yes_no_question, yes_no
+
+PLOT_FILE = "span-steps.png"
+Record = Mapping[str, Any]
+
+
+def before(record: Record) -> tuple[float, float]:
+    """(EM, F1) of the reply the reader gave, as the answer without the span step."""
+    reply = record.get("answer_sentence")
+    if reply is None or record.get("outcome") == "unanswerable":
+        return after(record)
+    return exact_match(reply, record["gold_answers"]), token_f1(reply, record["gold_answers"])
+
+
+def after(record: Record) -> tuple[float, float]:
+    """(EM, F1) of the answer as the run scored it."""
+    return float(record["metrics"]["em"]), float(record["metrics"]["f1"])
+
+
+def _points(values: Sequence[float]) -> str:
+    return f"{100 * sum(values) / len(values):.1f}" if values else "-"
+
+
+def _paired(name: str, later: Sequence[float], earlier: Sequence[float]) -> str:
+    diff, low, high = paired_difference(later, earlier)
+    return (
+        f"{name} {_points(earlier)} -> {_points(later)}: "
+        f"{100 * diff:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+    )
+
+
+def method_rows(records: Sequence[Record]) -> list[str]:
+    """The lines printed for one method's answered records."""
+    ways: dict[str, list[Record]] = defaultdict(list)
+    for record in records:
+        if record.get("answer_shortening"):
+            ways[str(record["answer_shortening"])].append(record)
+    lines = [f"questions {len(records)}, answers the step changed {sum(map(len, ways.values()))}"]
+    for way, rows in sorted(ways.items()):
+        em_b, f1_b = zip(*map(before, rows), strict=True)
+        em_a, f1_a = zip(*map(after, rows), strict=True)
+        em, f1 = f"EM {_points(em_b)} -> {_points(em_a)}", f"F1 {_points(f1_b)} -> {_points(f1_a)}"
+        lines.append(f"  {way} {len(rows)}: {em}, {f1}")
+    yes_no_rows = [record for record in records if is_yes_no_question(record["question"])]
+    replies = [record.get("answer_sentence") or record["prediction"] for record in yes_no_rows]
+    worded = [yes_no(r["question"], reply) is not None for r, reply in zip(yes_no_rows, replies, strict=True)]
+    words = [str(record["prediction"]).strip().lower() in {"yes", "no"} for record in yes_no_rows]
+    asked = [r for r in yes_no_rows if r.get("answer_shortening") == "choice"]
+    lines.append(
+        f"yes-no questions {len(yes_no_rows)}: replies opening with the word {sum(worded)}, answers the word "
+        f"{sum(words)}, refused {sum(r.get('outcome') == 'unanswerable' for r in yes_no_rows)}, "
+        f"right {int(sum(after(r)[0] for r in yes_no_rows))}; asked for the word "
+        f"{len(asked)}, right {int(sum(after(r)[0] for r in asked))}"
+    )
+    em_b, f1_b = zip(*map(before, records), strict=True)
+    em_a, f1_a = zip(*map(after, records), strict=True)
+    lines.append(f"{_paired('EM', em_a, em_b)}, McNemar p {mcnemar_exact(em_a, em_b):.3f}")
+    lines.append(_paired("F1", f1_a, f1_b))
+    return lines
+
+
+def report(run_dir: Path) -> str:
+    """Every method's lines, from the folder's latest answered records."""
+    out = []
+    for method, rows in answered_by_method(run_dir).items():
+        out += [f"## {method}", *method_rows(rows), ""]
+    return "\n".join(out)
+
+
+def figure(run_dir: Path) -> Figure:
+    """EM and F1 of the answers against the replies they were cut from, a row per method: the paired
+    difference with its 95% interval, McNemar's exact p on EM in the label."""
+    methods = answered_by_method(run_dir)
+    colors = method_colors(methods)
+    panels: dict[str, list[Interval]] = {"EM, answer − reply (points)": [], "F1, answer − reply (points)": []}
+    for method, records in methods.items():
+        em_b, f1_b = zip(*map(before, records), strict=True)
+        em_a, f1_a = zip(*map(after, records), strict=True)
+        label = f"{method} ({len(records)}), p {mcnemar_exact(em_a, em_b):.3f}"
+        for rows, (later, earlier) in zip(panels.values(), ((em_a, em_b), (f1_a, f1_b)), strict=True):
+            rows.append(Interval(label, *paired_difference(later, earlier), colors[method]))
+    return intervals_figure(panels, empty="no answered question")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, help="results folder of `hopgraph eval`")
+    parser.add_argument("--plot", type=Path, help=f"the figure's file (default RUN/{PLOT_FILE})")
+    args = parser.parse_args(argv)
+    print(report(args.run))
+    print(f"plot: {save_figure(figure(args.run), args.plot or args.run / PLOT_FILE)}")
+
+
+if __name__ == "__main__":
+    main()
