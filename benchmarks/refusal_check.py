@@ -22,7 +22,6 @@ The EM differences are also drawn, a row per method, into `--plot` (default RUN/
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,8 +29,9 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from benchmarks.one_run import one_run_main, per_method_report
 from evals.metrics import exact_match
-from evals.plots import Interval, intervals_figure, method_colors, save_figure
+from evals.plots import Interval, intervals_figure, method_colors
 from evals.runner import answered_by_method
 from evals.stats import mcnemar_exact, paired_difference
 from prompts.answer import UNANSWERABLE
@@ -105,10 +105,7 @@ def method_rows(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def report(run_dir: Path) -> str:
     """Every method's lines, from the folder's latest answered records."""
-    out = []
-    for method, rows in answered_by_method(run_dir).items():
-        out += [f"## {method}", *method_rows(rows), ""]
-    return "\n".join(out)
+    return per_method_report(run_dir, method_rows)
 
 
 def figure(run_dir: Path) -> Figure:
@@ -125,12 +122,14 @@ def figure(run_dir: Path) -> Figure:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path, help="results folder of `hopgraph eval` with the refusal check on")
-    parser.add_argument("--plot", type=Path, help=f"the figure's file (default RUN/{PLOT_FILE})")
-    args = parser.parse_args(argv)
-    print(report(args.run))
-    print(f"plot: {save_figure(figure(args.run), args.plot or args.run / PLOT_FILE)}")
+    one_run_main(
+        argv,
+        __doc__,
+        "results folder of `hopgraph eval` with the refusal check on",
+        PLOT_FILE,
+        method_rows,
+        figure,
+    )
 
 
 if __name__ == "__main__":
