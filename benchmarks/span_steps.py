@@ -51,6 +51,11 @@ def after(record: Record) -> tuple[float, float]:
     return float(record["metrics"]["em"]), float(record["metrics"]["f1"])
 
 
+def _sides(records: Sequence[Record]) -> tuple[Sequence[float], ...]:
+    """(EM before, F1 before, EM after, F1 after) of `records`, each a list in their order."""
+    return (*zip(*map(before, records), strict=True), *zip(*map(after, records), strict=True))
+
+
 def _points(values: Sequence[float]) -> str:
     return f"{100 * sum(values) / len(values):.1f}" if values else "-"
 
@@ -71,8 +76,7 @@ def method_rows(records: Sequence[Record]) -> list[str]:
             ways[str(record["answer_shortening"])].append(record)
     lines = [f"questions {len(records)}, answers the step changed {sum(map(len, ways.values()))}"]
     for way, rows in sorted(ways.items()):
-        em_b, f1_b = zip(*map(before, rows), strict=True)
-        em_a, f1_a = zip(*map(after, rows), strict=True)
+        em_b, f1_b, em_a, f1_a = _sides(rows)
         em, f1 = f"EM {_points(em_b)} -> {_points(em_a)}", f"F1 {_points(f1_b)} -> {_points(f1_a)}"
         lines.append(f"  {way} {len(rows)}: {em}, {f1}")
     yes_no_rows = [record for record in records if is_yes_no_question(record["question"])]
@@ -86,8 +90,7 @@ def method_rows(records: Sequence[Record]) -> list[str]:
         f"right {int(sum(after(r)[0] for r in yes_no_rows))}; asked for the word "
         f"{len(asked)}, right {int(sum(after(r)[0] for r in asked))}"
     )
-    em_b, f1_b = zip(*map(before, records), strict=True)
-    em_a, f1_a = zip(*map(after, records), strict=True)
+    em_b, f1_b, em_a, f1_a = _sides(records)
     lines.append(f"{_paired('EM', em_a, em_b)}, McNemar p {mcnemar_exact(em_a, em_b):.3f}")
     lines.append(_paired("F1", f1_a, f1_b))
     return lines
@@ -105,8 +108,7 @@ def figure(run_dir: Path) -> Figure:
     colors = method_colors(methods)
     panels: dict[str, list[Interval]] = {"EM, answer − reply (points)": [], "F1, answer − reply (points)": []}
     for method, records in methods.items():
-        em_b, f1_b = zip(*map(before, records), strict=True)
-        em_a, f1_a = zip(*map(after, records), strict=True)
+        em_b, f1_b, em_a, f1_a = _sides(records)
         label = f"{method} ({len(records)}), p {mcnemar_exact(em_a, em_b):.3f}"
         for rows, (later, earlier) in zip(panels.values(), ((em_a, em_b), (f1_a, f1_b)), strict=True):
             rows.append(Interval(label, *paired_difference(later, earlier), colors[method]))
