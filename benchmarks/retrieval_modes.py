@@ -6,8 +6,11 @@ questions disjoint from them (issue 42: the retrieval half of NaiveRAG's gap to 
 
 Each dataset is read from ../shared/data as `hopgraph eval` reads it, in two groups of questions:
 "evaluated", the first `--evaluated` (the questions the evaluation tables answer), and "disjoint", the
-rest of the slice (HotpotQA 250, 2Wiki 50, MultiHop-RAG 1,500 non-null; MuSiQue's slice holds only its 50
-with their distractor paragraphs, so it has no disjoint group). A choice of search mode for a kind of
+rest of the slice (HotpotQA 250, 2Wiki 50, MultiHop-RAG 1,500 non-null). MuSiQue's slice holds only its 50
+questions with their distractor paragraphs, so its disjoint group comes from the other file of its folder
+(`DISJOINT_FILES`: the first 200 dev questions in FlashRAG's layout, which carry their supporting
+paragraphs only), less the questions it shares with the evaluated ones: there each question's distractors
+are the other questions' paragraphs. A choice of search mode for a kind of
 corpus can be made on the disjoint group and then checked on the evaluated one, rather than made from the
 evaluated questions themselves. Each group is searched over its own corpus, the one `hopgraph eval
 --limit N` indexes for those questions (their paragraphs, gold and distractors; MultiHop-RAG's full corpus
@@ -41,6 +44,8 @@ from stores.index import ChunkIndex, SearchMode
 
 MODES: tuple[SearchMode, ...] = get_args(SearchMode)  # dense, bm25, hybrid
 BASELINE = "dense"
+DISJOINT_FILES = {"musique": "musique_dev_200.jsonl"}
+"""Datasets whose disjoint questions are another file of their folder, not the rest of the slice."""
 PLOT_FILE = Path("retrieval-modes.png")
 
 Scores = dict[str, list[float]]  # column -> one score a question, in question order
@@ -66,12 +71,21 @@ class Group:
 
 def groups(dataset: str, data: Path, evaluated: int) -> list[Group]:
     """The evaluated and the disjoint group of `dataset`; a group without a question with evidence is left
-    out (MuSiQue's disjoint one)."""
-    found = [
-        Group(dataset, "evaluated", load_benchmark(dataset, data, limit=evaluated)),
-        Group(dataset, "disjoint", load_benchmark(dataset, data, skip=evaluated)),
-    ]
+    out."""
+    asked = load_benchmark(dataset, data, limit=evaluated)
+    found = [Group(dataset, "evaluated", asked), Group(dataset, "disjoint", _disjoint(dataset, data, asked))]
     return [group for group in found if group.questions]
+
+
+def _disjoint(dataset: str, data: Path, asked: Benchmark) -> Benchmark:
+    """The questions after the evaluated ones, or those of the dataset's other file that the evaluated ones
+    do not ask (their corpus keeps every loaded paragraph: a shared question's are distractors too)."""
+    if dataset not in DISJOINT_FILES:
+        return load_benchmark(dataset, data, skip=len(asked.examples))
+    other = load_benchmark(dataset, data / DISJOINT_FILES[dataset])
+    seen = {question.question.casefold() for question in asked.examples}
+    kept = [question for question in other.examples if question.question.casefold() not in seen]
+    return Benchmark(other.name, kept, other.corpus)
 
 
 def searched(index: ChunkIndex, group: Group, k: int) -> dict[str, Scores]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.retrieval_modes import main
+from benchmarks import SHARED_DATA
+from benchmarks.retrieval_modes import groups, main
 from evals.datasets import DATASETS
 from hopgraph import Settings
 from tests.session_settings import session_env
@@ -95,3 +96,16 @@ def test_unknown_dataset_is_named(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["--datasets", "hotpotqa,squad"])
     assert "unknown dataset(s) squad" in capsys.readouterr().err
+
+
+def test_musique_disjoint_group_is_the_other_file_less_the_evaluated_questions() -> None:
+    """MuSiQue's slice is all evaluated, so its disjoint group is the FlashRAG file's 200 questions less
+    the 10 it shares with the slice (read from ../shared/data, as the command reads it)."""
+    evaluated, disjoint = groups("musique", SHARED_DATA / "musique", 50)
+    asked = {question.question.casefold() for question in evaluated.questions}
+    assert len(evaluated.questions) == 50
+    assert len(disjoint.questions) == 190
+    assert not asked & {question.question.casefold() for question in disjoint.questions}
+    # each kept question's gold paragraphs are in the group's own corpus: the file carries no distractors
+    corpus = {document.id for document in disjoint.bench.corpus}
+    assert all({span.doc_id for span in question.evidence} <= corpus for question in disjoint.questions)
