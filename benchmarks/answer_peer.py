@@ -43,7 +43,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from benchmarks.peer_scripts import SHARED, command_line, load
-from evals.metrics import exact_match, normalize_answer, token_f1
+from evals.metrics import answer_words, exact_match, normalize_answer, past_gold, token_f1
 from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.runner import answered_results, results_path
 from evals.stats import bootstrap_ci, mcnemar_exact, paired_difference
@@ -308,8 +308,8 @@ def _form(
     three words, and "k of n": of the n questions the peer got right and these answers wrong, the k whose
     answer holds a gold answer inside it."""
     pairs = [(pred, gold) for pred, gold in zip(predictions, golds, strict=True) if pred is not None]
-    words = [len(pred.split()) for pred, _ in pairs]
-    longer = [len(pred.split()) > min(len(g.split()) for g in gold) + 3 for pred, gold in pairs]
+    words = [answer_words(pred) for pred, _ in pairs]
+    longer = [past_gold(pred, gold) for pred, gold in pairs]
     lost = [
         (pred, gold)
         for pred, gold, mine, theirs in zip(predictions, golds, em, peer_em, strict=True)

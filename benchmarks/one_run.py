@@ -31,12 +31,16 @@ def one_run_main(
     plot_file: str,
     method_rows: MethodRows,
     figure: Callable[[Path], Figure],
+    more_figures: Mapping[str, Callable[[Path], Figure]] | None = None,
 ) -> None:
     """The command of a benchmark that reads one run folder: its report printed, its figure saved to `--plot`
-    (default RUN/`plot_file`)."""
+    (default RUN/`plot_file`), and each of `more_figures` (file name -> figure) beside it."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("run", type=Path, help=run_help)
     parser.add_argument("--plot", type=Path, help=f"the figure's file (default RUN/{plot_file})")
     args = parser.parse_args(argv)
     print(per_method_report(args.run, method_rows))
-    print(f"plot: {save_figure(figure(args.run), args.plot or args.run / plot_file)}")
+    plot = args.plot or args.run / plot_file
+    print(f"plot: {save_figure(figure(args.run), plot)}")
+    for name, more in (more_figures or {}).items():
+        print(f"plot: {save_figure(more(args.run), plot.with_name(name))}")

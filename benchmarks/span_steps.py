@@ -16,6 +16,11 @@ questions (`prompts.answer.is_yes_no_question`): how many, replies opening with 
 are the word, refusals kept, right; EM and F1 of the whole run before -> after with the paired
 difference (bootstrap 95%, evals.stats.paired_difference) and McNemar's exact p on EM. The differences
 are drawn, a row per method, into `--plot` (default RUN/span-steps.png).
+
+Answers' lengths, the issue's "as short as the benchmark asks": per method, words per answer of the reply
+and of the answer, refusals left out (mean; the share longer than the shortest gold by more than three
+words, where EM cannot credit a span inside the answer; the distribution over evals.metrics.WORD_BUCKETS),
+the distribution also drawn into answer-lengths.png beside the first figure.
 """
 
 from __future__ import annotations
@@ -28,22 +33,39 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from benchmarks.one_run import one_run_main, per_method_report
-from evals.metrics import exact_match, token_f1
-from evals.plots import Interval, intervals_figure, method_colors
+from evals.metrics import (
+    PAST_GOLD_WORDS,
+    WORD_BUCKETS,
+    answer_words,
+    exact_match,
+    past_gold,
+    token_f1,
+    word_buckets,
+)
+from evals.plots import Interval, budget_bars_figure, intervals_figure, method_colors
 from evals.runner import answered_by_method
 from evals.stats import mcnemar_exact, paired_difference
 from prompts.answer import is_yes_no_question, yes_no
 
 PLOT_FILE = "span-steps.png"
+LENGTHS_FILE = "answer-lengths.png"
 Record = Mapping[str, Any]
+
+
+def reply(record: Record) -> str:
+    """The answer without the span step: the reader's reply where the step changed it (a refusal stands as
+    it was given), else the answer itself."""
+    sentence = record.get("answer_sentence")
+    if sentence is None or record.get("outcome") == "unanswerable":
+        return str(record["prediction"])
+    return str(sentence)
 
 
 def before(record: Record) -> tuple[float, float]:
     """(EM, F1) of the reply the reader gave, as the answer without the span step."""
-    reply = record.get("answer_sentence")
-    if reply is None or record.get("outcome") == "unanswerable":
+    if record.get("answer_sentence") is None or record.get("outcome") == "unanswerable":
         return after(record)
-    return exact_match(reply, record["gold_answers"]), token_f1(reply, record["gold_answers"])
+    return exact_match(reply(record), record["gold_answers"]), token_f1(reply(record), record["gold_answers"])
 
 
 def after(record: Record) -> tuple[float, float]:
@@ -80,8 +102,7 @@ def method_rows(records: Sequence[Record]) -> list[str]:
         em, f1 = f"EM {_points(em_b)} -> {_points(em_a)}", f"F1 {_points(f1_b)} -> {_points(f1_a)}"
         lines.append(f"  {way} {len(rows)}: {em}, {f1}")
     yes_no_rows = [record for record in records if is_yes_no_question(record["question"])]
-    replies = [record.get("answer_sentence") or record["prediction"] for record in yes_no_rows]
-    worded = [yes_no(r["question"], reply) is not None for r, reply in zip(yes_no_rows, replies, strict=True)]
+    worded = [yes_no(record["question"], reply(record)) is not None for record in yes_no_rows]
     words = [str(record["prediction"]).strip().lower() in {"yes", "no"} for record in yes_no_rows]
     asked = [r for r in yes_no_rows if r.get("answer_shortening") == "choice"]
     lines.append(
@@ -90,10 +111,56 @@ def method_rows(records: Sequence[Record]) -> list[str]:
         f"right {int(sum(after(r)[0] for r in yes_no_rows))}; asked for the word "
         f"{len(asked)}, right {int(sum(after(r)[0] for r in asked))}"
     )
+    lines.append(length_line(records))
     em_b, f1_b, em_a, f1_a = _sides(records)
     lines.append(f"{_paired('EM', em_a, em_b)}, McNemar p {mcnemar_exact(em_a, em_b):.3f}")
     lines.append(_paired("F1", f1_a, f1_b))
     return lines
+
+
+def _answered(records: Sequence[Record]) -> list[Record]:
+    """The records whose answer is not a refusal: the length of a refusal's fixed wording says nothing of
+    how short the reader answers."""
+    return [r for r in records if r.get("outcome") != "unanswerable"]
+
+
+def _lengths(records: Sequence[Record]) -> dict[str, list[str]]:
+    """The reply and the answer of each record, as the two sides of the length distribution."""
+    return {"reply": [reply(r) for r in records], "answer": [str(r["prediction"]) for r in records]}
+
+
+def length_line(records: Sequence[Record]) -> str:
+    """Words per answer, reply -> answer, refusals left out: the mean, the share longer than the gold by more
+    than PAST_GOLD_WORDS, and how many answers fall in each of WORD_BUCKETS."""
+    records = _answered(records)
+    if not records:
+        return "words per answer: every answer a refusal"
+    golds = [r["gold_answers"] for r in records]
+    sides = _lengths(records).values()
+    means = " -> ".join(f"{sum(map(answer_words, texts)) / len(texts):.1f}" for texts in sides)
+    past = " -> ".join(f"{100 * sum(map(past_gold, texts, golds)) / len(texts):.0f}%" for texts in sides)
+    shares = [word_buckets(texts) for texts in sides]
+    counts = ", ".join(
+        f"{name}: " + " -> ".join(str(round(len(records) * share[name])) for share in shares)
+        for name, _, _ in WORD_BUCKETS
+    )
+    return (
+        f"words per answer ({len(records)}, refusals left out), reply -> answer: mean {means}; "
+        f"past the gold by more than {PAST_GOLD_WORDS} "
+        f"{past}; answers of {counts} words"
+    )
+
+
+def lengths_figure(run_dir: Path) -> Figure:
+    """The answer-length distribution, reply against answer, a pair of rows per method: the share of its
+    answers (refusals left out) in each bucket of words."""
+    rows = {
+        f"{method} ({len(answers)}): {side}": word_buckets(texts)
+        for method, records in answered_by_method(run_dir).items()
+        if (answers := _answered(records))
+        for side, texts in _lengths(answers).items()
+    }
+    return budget_bars_figure(rows, "Words per answer: the reply, then the answer", "share of answers")
 
 
 def report(run_dir: Path) -> str:
@@ -116,7 +183,15 @@ def figure(run_dir: Path) -> Figure:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    one_run_main(argv, __doc__, "results folder of `hopgraph eval`", PLOT_FILE, method_rows, figure)
+    one_run_main(
+        argv,
+        __doc__,
+        "results folder of `hopgraph eval`",
+        PLOT_FILE,
+        method_rows,
+        figure,
+        {LENGTHS_FILE: lengths_figure},
+    )
 
 
 if __name__ == "__main__":

@@ -74,6 +74,34 @@ def token_f1(pred: str, answers: str | Sequence[str]) -> float:
     return max(_f1(p, normalize_answer(a)) for a in _gold_answers(answers))
 
 
+# Answer lengths in words, bucketed as a distribution is read: a span (1-3 words), a long span or short
+# phrase (4-5), a clause (6-10) and a sentence (more); 0 is an empty answer.
+WORD_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
+    ("0", 0, 0), ("1", 1, 1), ("2", 2, 2), ("3", 3, 3), ("4-5", 4, 5), ("6-10", 6, 10), ("> 10", 11, None),
+)  # fmt: skip
+PAST_GOLD_WORDS = 3
+
+
+def answer_words(answer: str) -> int:
+    """Words of an answer as written (whitespace-separated, before normalisation): its length as read."""
+    return len(answer.split())
+
+
+def past_gold(answer: str, answers: str | Sequence[str], margin: int = PAST_GOLD_WORDS) -> bool:
+    """Longer than the shortest gold answer by more than `margin` words: a sentence where the benchmark
+    scores a span, which EM cannot credit even when the span is inside it."""
+    return answer_words(answer) > min(answer_words(a) for a in _gold_answers(answers)) + margin
+
+
+def word_buckets(answers: Sequence[str]) -> dict[str, float]:
+    """The share of `answers` (0-1) in each of WORD_BUCKETS, in its order; all 0.0 for no answer."""
+    counts = Counter(
+        next(name for name, low, high in WORD_BUCKETS if low <= words and (high is None or words <= high))
+        for words in map(answer_words, answers)
+    )
+    return {name: counts[name] / len(answers) if answers else 0.0 for name, _, _ in WORD_BUCKETS}
+
+
 def normalize_text(s: str) -> str:
     """Lowercase, keep only ASCII letters and digits, fold everything else into single spaces.
 

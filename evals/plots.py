@@ -71,6 +71,8 @@ def _figure(rows: int, cols: int, width: float, height: float, **kw: object) -> 
 
 
 def save_figure(fig: Figure, path: Path) -> Path:
+    """Write `fig` as a PNG to `path` atomically, creating its folder (a `--plot` into a new folder)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, lambda handle: fig.savefig(handle, dpi=130, format="png"))
     return path
 

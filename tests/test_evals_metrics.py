@@ -8,7 +8,9 @@ import pytest
 
 from evals.gold import GoldEvidence
 from evals.metrics import (
+    WORD_BUCKETS,
     RetrievedSpan,
+    answer_words,
     dedupe_spans,
     evidence_found,
     exact_match,
@@ -22,10 +24,12 @@ from evals.metrics import (
     normalize_answer,
     normalize_text,
     normalize_with_offsets,
+    past_gold,
     recall_at_k,
     recall_within_chars,
     token_f1,
     within_chars,
+    word_buckets,
 )
 
 
@@ -349,3 +353,22 @@ def test_multihop_rag_official_agrees_with_the_peer_scripts_rendering_on_random_
         assert ours is not None
         theirs = peer.official(ranking, facts)
         assert ours == pytest.approx(theirs), (facts, ranking)
+
+
+def test_an_answer_is_past_the_gold_when_longer_than_its_shortest_gold_by_more_than_three_words() -> None:
+    golds = ["Ilse Varga", "Varga"]  # the alias sets the bar: 1 word + 3
+    assert answer_words("  Ilse   Varga ") == 2
+    assert not past_gold("the novelist Ilse Varga", golds)  # 4 words
+    assert past_gold("it was Ilse Varga herself", golds)  # 5 words
+    assert past_gold("a b c", "x", margin=1) and not past_gold("a b", "x", margin=1)
+    with pytest.raises(ValueError, match="no gold answers"):
+        past_gold("Varga", [])
+
+
+def test_word_buckets_share_answers_by_their_length_in_order() -> None:
+    answers = ["", "Yes", "the Vell", "a small town", "one two three four five", "w " * 7, "w " * 11]
+    lengths = word_buckets(answers)
+    assert list(lengths) == [name for name, _, _ in WORD_BUCKETS]
+    assert lengths == {name: 1 / 7 for name in lengths}  # one answer in each bucket
+    assert word_buckets(["a b c d", "a b c d e"])["4-5"] == 1.0
+    assert set(word_buckets([]).values()) == {0.0}

@@ -11,6 +11,7 @@ import pytest
 from matplotlib.container import ErrorbarContainer
 
 from benchmarks import span_steps as bench
+from evals.metrics import WORD_BUCKETS
 from evals.runner import answered_results
 from hopgraph import Settings, services_for
 from prompts import answer
@@ -101,10 +102,33 @@ def test_the_replies_before_the_span_step_are_read_from_the_run_with_it(
         "yes-no questions 2: replies opening with the word 1, answers the word 2, refused 0, right 2; "
         "asked for the word 1, right 1"
     )
+    # replies of 13, 2, 12, 1 and 6 words; answers of 2, 2, 4, 1 and 1. Past the shortest gold by more than
+    # three words: the river's, the birth's and the harbour's replies; no answer ("a small northern town"
+    # is 4 words against 1874's 1, not more than 3 past it)
+    assert lines[at + 6] == (
+        "words per answer (5, refusals left out), reply -> answer: mean 6.8 -> 2.0; past the gold by more "
+        "than 3 60% -> 0%; answers of 0: 0 -> 0, 1: 1 -> 2, 2: 1 -> 2, 3: 0 -> 0, 4-5: 0 -> 1, 6-10: 1 -> 0, "
+        "> 10: 2 -> 0 words"
+    )
     # three answers gained (the Vell, the opening year's Yes, the harbour's Yes), none lost: McNemar's p 0.25
-    assert lines[at + 6].startswith("EM 20.0 -> 80.0: +60.0 [") and lines[at + 6].endswith("McNemar p 0.250")
+    assert lines[at + 7].startswith("EM 20.0 -> 80.0: +60.0 [") and lines[at + 7].endswith("McNemar p 0.250")
 
     em_panel, f1_panel = bench.figure(tmp_path / "run").axes
     assert ytick_labels(em_panel) == ytick_labels(f1_panel) == ["naive (5), p 0.250"]
     [em_row] = [c for c in em_panel.containers if isinstance(c, ErrorbarContainer)]
     assert xy(em_row.lines[0]) == pytest.approx(np.array([[60.0, 0]]))
+
+    # the distribution drawn: a bar per bucket for the replies and for the answers, of the same shares
+    [lengths] = bench.lengths_figure(tmp_path / "run").axes
+    assert ytick_labels(lengths) == ["naive (5): reply", "naive (5): answer"]
+    widths = [[bar.get_width() for bar in bars] for bars in lengths.containers]  # per bucket: reply, answer
+    buckets = [name for name, _, _ in WORD_BUCKETS]
+    assert dict(zip(buckets, widths, strict=True)) == {
+        "0": [0.0, 0.0], "1": [0.2, 0.4], "2": [0.2, 0.4], "3": [0.0, 0.0],
+        "4-5": [0.0, 0.2], "6-10": [0.2, 0.0], "> 10": [0.4, 0.0],
+    }  # fmt: skip
+
+    # the command writes both figures, the lengths beside --plot, into a folder it creates
+    bench.main([str(tmp_path / "run"), "--plot", str(tmp_path / "figures" / "steps.png")])
+    assert (tmp_path / "figures" / "steps.png").stat().st_size > 0
+    assert (tmp_path / "figures" / bench.LENGTHS_FILE).stat().st_size > 0
