@@ -146,8 +146,7 @@ def length_line(records: Sequence[Record]) -> str:
     )
     return (
         f"words per answer ({len(records)}, refusals left out), reply -> answer: mean {means}; "
-        f"past the gold by more than {PAST_GOLD_WORDS} "
-        f"{past}; answers of {counts} words"
+        f"past the gold by more than {PAST_GOLD_WORDS} {past}; answers of {counts} words"
     )
 
 
