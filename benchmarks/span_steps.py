@@ -25,7 +25,7 @@ the distribution also drawn into answer-lengths.png beside the first figure.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from evals.metrics import (
     exact_match,
     past_gold,
     token_f1,
+    word_bucket,
     word_buckets,
 )
 from evals.plots import Interval, budget_bars_figure, intervals_figure, method_colors
@@ -52,20 +53,22 @@ LENGTHS_FILE = "answer-lengths.png"
 Record = Mapping[str, Any]
 
 
+def _shortened(record: Record) -> bool:
+    """Whether the span step changed this answer (a refusal stands as it was given)."""
+    return record.get("answer_sentence") is not None and record.get("outcome") != "unanswerable"
+
+
 def reply(record: Record) -> str:
-    """The answer without the span step: the reader's reply where the step changed it (a refusal stands as
-    it was given), else the answer itself."""
-    sentence = record.get("answer_sentence")
-    if sentence is None or record.get("outcome") == "unanswerable":
-        return str(record["prediction"])
-    return str(sentence)
+    """The answer without the span step: the reader's reply where the step changed it, else the answer."""
+    return str(record["answer_sentence"] if _shortened(record) else record["prediction"])
 
 
 def before(record: Record) -> tuple[float, float]:
     """(EM, F1) of the reply the reader gave, as the answer without the span step."""
-    if record.get("answer_sentence") is None or record.get("outcome") == "unanswerable":
+    if not _shortened(record):
         return after(record)
-    return exact_match(reply(record), record["gold_answers"]), token_f1(reply(record), record["gold_answers"])
+    text = reply(record)
+    return exact_match(text, record["gold_answers"]), token_f1(text, record["gold_answers"])
 
 
 def after(record: Record) -> tuple[float, float]:
@@ -139,10 +142,9 @@ def length_line(records: Sequence[Record]) -> str:
     sides = _lengths(records).values()
     means = " -> ".join(f"{sum(map(answer_words, texts)) / len(texts):.1f}" for texts in sides)
     past = " -> ".join(f"{100 * sum(map(past_gold, texts, golds)) / len(texts):.0f}%" for texts in sides)
-    shares = [word_buckets(texts) for texts in sides]
+    tallies = [Counter(map(word_bucket, texts)) for texts in sides]
     counts = ", ".join(
-        f"{name}: " + " -> ".join(str(round(len(records) * share[name])) for share in shares)
-        for name, _, _ in WORD_BUCKETS
+        f"{name}: " + " -> ".join(str(tally[name]) for tally in tallies) for name, _, _ in WORD_BUCKETS
     )
     return (
         f"words per answer ({len(records)}, refusals left out), reply -> answer: mean {means}; "

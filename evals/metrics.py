@@ -93,12 +93,15 @@ def past_gold(answer: str, answers: str | Sequence[str], margin: int = PAST_GOLD
     return answer_words(answer) > min(answer_words(a) for a in _gold_answers(answers)) + margin
 
 
+def word_bucket(answer: str) -> str:
+    """The name of the WORD_BUCKETS bucket the answer's length in words falls in."""
+    words = answer_words(answer)
+    return next(name for name, low, high in WORD_BUCKETS if low <= words and (high is None or words <= high))
+
+
 def word_buckets(answers: Sequence[str]) -> dict[str, float]:
     """The share of `answers` (0-1) in each of WORD_BUCKETS, in its order; all 0.0 for no answer."""
-    counts = Counter(
-        next(name for name, low, high in WORD_BUCKETS if low <= words and (high is None or words <= high))
-        for words in map(answer_words, answers)
-    )
+    counts = Counter(map(word_bucket, answers))
     return {name: counts[name] / len(answers) if answers else 0.0 for name, _, _ in WORD_BUCKETS}
 
 
