@@ -73,16 +73,21 @@ def groups(dataset: str, data: Path, evaluated: int) -> list[Group]:
     """The evaluated and the disjoint group of `dataset`; a group without a question with evidence is left
     out."""
     asked = load_benchmark(dataset, data, limit=evaluated)
-    found = [Group(dataset, "evaluated", asked), Group(dataset, "disjoint", _disjoint(dataset, data, asked))]
+    found = [Group(dataset, "evaluated", asked), Group(dataset, "disjoint", disjoint(dataset, data, asked))]
     return [group for group in found if group.questions]
 
 
-def _disjoint(dataset: str, data: Path, asked: Benchmark) -> Benchmark:
+def disjoint_file(dataset: str, data: Path) -> Path:
+    """The questions file the disjoint group of `dataset` (its folder `data`) is read from."""
+    return data / DISJOINT_FILES.get(dataset, DATASETS[dataset])
+
+
+def disjoint(dataset: str, data: Path, asked: Benchmark) -> Benchmark:
     """The questions after the evaluated ones, or those of the dataset's other file that the evaluated ones
     do not ask (their corpus keeps every loaded paragraph: a shared question's are distractors too)."""
     if dataset not in DISJOINT_FILES:
-        return load_benchmark(dataset, data, skip=len(asked.examples))
-    other = load_benchmark(dataset, data / DISJOINT_FILES[dataset])
+        return load_benchmark(dataset, disjoint_file(dataset, data), skip=len(asked.examples))
+    other = load_benchmark(dataset, disjoint_file(dataset, data))
     seen = {question.question.casefold() for question in asked.examples}
     kept = [question for question in other.examples if question.question.casefold() not in seen]
     return Benchmark(other.name, kept, other.corpus)
