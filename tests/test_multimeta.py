@@ -208,10 +208,11 @@ def test_an_index_without_the_metadata_extra_says_how_to_add_it(services: Any, s
 def test_naive_rag_filters_by_metadata_only_when_switched_on(services: Any, meta_index: str) -> None:
     steps, _, final, model = run(naive.build, services, replies(BOTH), {"index": meta_index})
     assert steps == ["retrieve", "generate"] and len(model.prompts) == 1
-    assert final["evidence"] == search_evidence(services.indexes.open(meta_index), QUESTION, 5, 1)
+    assert final["evidence"] == search_evidence(services.indexes.open(meta_index), QUESTION, 10, 1)  # its k
 
     only = replies('{"sources": ["TechCrunch"], "from": "2023-11-01", "to": null}')
-    steps, _, final, _ = run(naive.build, services, only, {"index": meta_index, "metadata_filter": True})
+    switched = {"index": meta_index, "metadata_filter": True, "top_k": 5}
+    steps, _, final, _ = run(naive.build, services, only, switched)
     assert steps == ["extract_metadata", "retrieve", "generate"]
     assert final["metadata_extractor"] == "llm" and len(final["evidence"]) == 5
     assert all(SOURCE_OF[item["doc_id"]] == "TechCrunch" for item in final["evidence"])
