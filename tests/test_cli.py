@@ -100,7 +100,7 @@ def test_ask_streams_each_node_and_history_replays_the_saved_run(
         (["history", "no-such-thread"], ["no-such-thread", "hopgraph ask"]),
         (["index", "/does/not/exist", "--name", "x"], ["/does/not/exist"]),
         (["ask", "q?", "--method", "chainrag", "--set", "word_limit=lots"], ["word_limit", "integer"]),
-        (["ask", "q?", "--set", "word_limit=300"], ["word_limit", "MetadataFilterContext", "top_k"]),
+        (["ask", "q?", "--set", "word_limit=300"], ["word_limit", "NaiveContext", "top_k"]),
         (
             [
                 "eval",

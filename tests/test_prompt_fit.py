@@ -286,7 +286,7 @@ FACTS: dict[str, Callable[[list[str], dict[str, Any], list[Call]], Any]] = {
 
 # Each method's longest path at its defaults (module docstring), as FACTS read it.
 LONGEST_PATH: dict[str, dict[str, Any]] = {
-    "naive": {"passages read": 5, "calls of generate": 3},  # the answer, the nudged one, its span
+    "naive": {"passages read": 10, "calls of generate": 3},  # the answer, the nudged one, its span
     "chainrag": {
         "sub-questions": 4,
         "roles": ["decomposer", "generator", "judge", "rewriter", "summarizer"],
