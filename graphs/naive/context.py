@@ -15,8 +15,8 @@ class NaiveContext(MetadataFilterContext):
     `benchmarks.disjoint_questions`), the embedded 1.5B reader answered more of them from ten passages than
     from five (EM +7.1 and +12.5 points, F1 +7.7 and +12.5), for about twice the prompt tokens
     (docs/evaluation.md, "How many passages NaiveRAG reads"). A multi-hop question's second paragraph is
-    often past the fifth; ChainRAG's paper gives every method 3,000 words, and ten 256-token chunks are
-    about 2,000."""
+    often past the fifth; ChainRAG's paper sets a 3,000-word limit in all its experiments, and ten
+    256-token chunks are about 2,000."""
 
     top_k: int = parameter(
         10,
