@@ -23,17 +23,10 @@ from typing import Any
 
 from benchmarks import SHARED_DATA
 from benchmarks.retrieval_modes import disjoint, disjoint_file
-from evals.datasets import load_benchmark
+from evals.datasets import dataset_records, load_benchmark
+from stores.files import write_atomic
 
 DATASETS = ("hotpotqa", "2wikimultihopqa", "musique")
-
-
-def source_records(path: Path) -> list[dict[str, Any]]:
-    """Every JSON object of a questions file holding one JSON array or JSON Lines."""
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("["):
-        return json.loads(text)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def disjoint_records(dataset: str, data: Path, evaluated: int, limit: int | None) -> list[dict[str, Any]]:
@@ -41,9 +34,8 @@ def disjoint_records(dataset: str, data: Path, evaluated: int, limit: int | None
     found by their id (HotpotQA's `_id`, the others' `id`)."""
     group = disjoint(dataset, data, load_benchmark(dataset, data, limit=evaluated))
     wanted = [question.id for question in group.examples][:limit]
-    by_id = {
-        record.get("_id", record.get("id")): record for record in source_records(disjoint_file(dataset, data))
-    }
+    records = dataset_records(disjoint_file(dataset, data))
+    by_id = {record.get("_id", record.get("id")): record for record in records}
     return [by_id[qid] for qid in wanted]
 
 
@@ -63,7 +55,8 @@ def main() -> None:
         args.dataset, args.data or SHARED_DATA / args.dataset, args.evaluated, args.limit
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    text = "".join(json.dumps(record) + "\n" for record in records)
+    write_atomic(args.out, lambda handle: handle.write(text.encode("utf-8")))
     print(f"{len(records)} {args.dataset} questions disjoint from the first {args.evaluated}: {args.out}")
 
 

@@ -182,6 +182,12 @@ def _read_records(
     return records
 
 
+def dataset_records(path: Path) -> list[dict[str, Any]]:
+    """Every JSON object of a questions file as it stands (one JSON array or JSON Lines), read as the loaders
+    read it, its errors included: for writing a subset of a dataset back in its own layout."""
+    return [record.data for record in _read_records(path, None)]
+
+
 def _unique(values: list[str]) -> tuple[str, ...]:
     """Drop repeated answers/aliases, keeping the first (the gold answer) first."""
     return tuple(dict.fromkeys(values))
