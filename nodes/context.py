@@ -28,6 +28,8 @@ RetrievalMode = Literal["dense", "bm25", "hybrid"]
 # How a chain-of-thought method (IR-CoT, Iter-RetGen) reads its final answer: the shared reader's short
 # answer, or its own chain's
 ChainReader = Literal["direct", "cot"]
+# Where the shared reader shows its best passage: first, in retrieval order, or last, beside the question
+PassageOrder = Literal["retrieved", "best_last"]
 C = TypeVar("C")
 T = TypeVar("T")
 
@@ -116,6 +118,13 @@ class RetrievalContext:
         "With unanswerable on: a refusal over passages is checked before it stands. The reader names each "
         "fact the question needs (for a comparison, each side's) and whether a passage states it; the "
         'refusal is kept only when one is missing, else the check\'s answer is given ("checked").',
+    )
+    passage_order: PassageOrder = parameter(
+        "retrieved",
+        "How the final answer's prompt orders its passages: retrieved (best first, gathered order) or "
+        "best_last (reversed: the best beside the question and the reply; a method whose earlier calls read "
+        "the same passages reuses less of their prompt).",
+        added_later=True,
     )
 
     def __post_init__(self) -> None:

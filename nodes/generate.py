@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.context import RetrievalContext, context_of
+from nodes.context import PassageOrder, RetrievalContext, context_of
 from nodes.llm import LLMGateway, LLMReply
 from nodes.state import LLMUsage
 from nodes.window import MESSAGE_TOKENS, estimated_tokens
@@ -282,6 +282,14 @@ class ReaderParameters(Protocol):
     max_answer_tokens: int
     unanswerable: bool
     refusal_check: bool
+    passage_order: PassageOrder
+
+
+def reader_messages(question: str, passages: Sequence[Evidence], ctx: ReaderParameters) -> list[BaseMessage]:
+    """The shared reader's prompt over `passages` under the run's settings (prompts.answer)."""
+    return answer.messages(
+        question, passages, unanswerable=ctx.unanswerable, best_last=ctx.passage_order == "best_last"
+    )
 
 
 def read_passages(
@@ -292,7 +300,7 @@ def read_passages(
     return final_answer(
         llm,
         question,
-        answer.messages(question, passages, unanswerable=ctx.unanswerable),
+        reader_messages(question, passages, ctx),
         max_tokens=ctx.max_answer_tokens,
         guard=answer.GUARD,
         has_evidence=bool(passages),

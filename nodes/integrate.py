@@ -19,7 +19,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from nodes.context import IntegrationMode, context_of
-from nodes.generate import answered, follow_up_tokens, read_passages
+from nodes.generate import answered, follow_up_tokens, read_passages, reader_messages
 from nodes.llm import LLMGateway
 from nodes.protocols import Reranker
 from nodes.state import SubQuestionsState
@@ -150,7 +150,7 @@ class Integrate:
         room = window - follow_up_tokens(question, ctx.max_answer_tokens, reader.count_prompt)
 
         def fits(passages: list[Evidence]) -> bool:
-            asked = answer.messages(question, passages, unanswerable=ctx.unanswerable)
+            asked = reader_messages(question, passages, ctx)
             return reader.count_prompt(asked) <= room
 
         passages = within_window(ranked, fits)

@@ -97,11 +97,17 @@ _LEADING_LABEL = re.compile(r"^((final\s+)?answer\s*:\s*)+", re.IGNORECASE)
 _TRAILING_PUNCTUATION = re.compile(r"(?<![\s.,;:!])[\s.,;:!]+\Z")
 
 
-def messages(question: str, evidence: Sequence[Evidence], *, unanswerable: bool = False) -> list[BaseMessage]:
+def messages(
+    question: str, evidence: Sequence[Evidence], *, unanswerable: bool = False, best_last: bool = False
+) -> list[BaseMessage]:
+    """The reader's prompt: passages (best first, or with `best_last` beside the question), the question,
+    the instruction, the cue."""
     instruction = f"{INSTRUCTION} {UNANSWERABLE_INSTRUCTION}" if unanswerable else INSTRUCTION
     return [
         SystemMessage(SYSTEM),
-        HumanMessage(f"Passages:\n{format_passages(evidence)}\n\nQuestion: {question}\n{instruction}\n{CUE}"),
+        HumanMessage(
+            f"Passages:\n{format_passages(evidence, best_last=best_last)}\n\nQuestion: {question}\n{instruction}\n{CUE}"
+        ),
     ]
 
 

@@ -51,8 +51,9 @@ def chunk_prompt_version(system: str, template: str) -> str:
     return hashlib.sha256(layout.encode()).hexdigest()[:12]
 
 
-def format_passages(evidence: Sequence[Evidence]) -> str:
-    """Number passages in the order they were gathered, so appending new evidence keeps the prefix stable.
+def format_passages(evidence: Sequence[Evidence], *, best_last: bool = False) -> str:
+    """Number passages in the order they were gathered, so appending new evidence keeps the prefix stable;
+    `best_last` shows them the other way round (the first gathered, the best, beside what follows them).
     A passage whose document carries metadata shows it on one line under the title (its source and date
     on MultiHop-RAG, whose questions name them). The number stands outside the fence: a passage cannot
     pose as another.
@@ -71,6 +72,8 @@ def format_passages(evidence: Sequence[Evidence]) -> str:
         else:
             grouped[item["doc_id"]] = [item]
             passages.append(grouped[item["doc_id"]])
+    if best_last:
+        passages.reverse()
     return "\n\n".join(f"[{i}] {fenced(passage_body(items))}" for i, items in enumerate(passages, 1))
 
 
