@@ -193,7 +193,6 @@ def test_a_method_that_decides_unanswerability_keeps_the_refusal() -> None:
     assert "refusal_check" not in out
 
 
-
 def test_best_last_shows_the_best_passage_beside_the_question_and_keeps_the_read_order() -> None:
     evidence = [passage("Opened in 1889.", "Eiffel Tower"), passage("Built of iron.", "Iron")]
     gateway, model = scripted_gateway(lambda prompt: "1889")
@@ -205,6 +204,7 @@ def test_best_last_shows_the_best_passage_beside_the_question_and_keeps_the_read
     assert second.index("Iron") < second.index("Eiffel Tower") < second.index(QUESTION)
     assert "[2] <passage>\nEiffel Tower" in second
     assert default["read"] == reversed_["read"] == ["Eiffel Tower#0", "Iron#0"]
+
 
 # ---- the refusal check (unanswerable on): a refusal stands only when a fact the question needs is missing
 
