@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -653,16 +653,28 @@ def test_an_old_folder_takes_no_new_answers_of_its_methods_but_still_reports(
 
 
 def test_a_switch_added_to_a_method_later_stays_out_of_its_settings_key_at_its_default() -> None:
-    """NaiveRAG's context gained `metadata_filter` and `extractor` after NaiveRAG runs were made: at their
-    defaults its run context, hence its settings key, is what it was, so those runs resume and compare."""
+    """NaiveRAG's context gained `metadata_filter`, `extractor` and the reader's `passage_order` after
+    NaiveRAG runs were made: at their defaults its run context, hence its settings key, is what it was,
+    so those runs resume and compare."""
     graph = StateGraph(QAState, context_schema=MetadataFilterContext)
     graph.add_node("noop", lambda _state: {})
     graph.add_edge(START, "noop")
     compiled = graph.compile()
-    before = asdict(RetrievalContext(index="idx"))  # NaiveRAG's context before the switch
+    later = {f.name for f in fields(RetrievalContext) if f.metadata.get("added_later")}
+    assert later == {"passage_order"}  # the shared reader's switch, added after the first runs too
+    before = {  # NaiveRAG's context before the switches
+        name: value for name, value in asdict(RetrievalContext(index="idx")).items() if name not in later
+    }
     assert _method_context(compiled, "idx", {}) == before
-    switched = _method_context(compiled, "idx", {"metadata_filter": True, "extractor": "matcher"})
-    assert switched == {**before, "metadata_filter": True, "extractor": "matcher"}
+    switched = _method_context(
+        compiled, "idx", {"metadata_filter": True, "extractor": "matcher", "passage_order": "best_last"}
+    )
+    assert switched == {
+        **before,
+        "metadata_filter": True,
+        "extractor": "matcher",
+        "passage_order": "best_last",
+    }
 
 
 def test_each_result_line_keeps_the_steps_history_replays(tmp_path: Path, saver: SqliteSaver) -> None:
