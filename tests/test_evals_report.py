@@ -182,7 +182,7 @@ def test_eval_command_with_the_real_local_llm(settings: Settings, tmp_path: Path
         **session_env(),
     }
     args = ["eval", "--dataset", "hotpotqa", "--data", str(SHARED_DATA / "hotpotqa"), "--methods", "naive"]
-    args += ["--limit", "2", "--out", str(out), "--k", "3"]  # 3 of the default 5: fewer tokens to read
+    args += ["--limit", "2", "--out", str(out), "--k", "3"]  # 3 of the default 10: fewer tokens to read
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == 0, result.output
     assert "naive: EM" in result.output
