@@ -25,6 +25,13 @@ retrieval replaced by the passages METHOD of RUN read, in the order it read them
 only in the reader (printed below the table as "the same passages read by two readers").
 
     .venv/bin/python -m benchmarks.answer_peer musique --run runs/naive-musique --peer-reads naive
+
+`--data FILE` sets the peer beside a run on another questions file, such as the disjoint questions that
+`benchmarks.disjoint_questions` writes (whether a method is at least the peer's equal on questions it was
+not tuned to): the peer asks that file's questions over the corpus the evaluation indexed for them.
+
+    .venv/bin/python -m benchmarks.answer_peer musique --data runs/disjoint/musique.jsonl --limit 70 \
+        --run runs/order-musique-disjoint
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from benchmarks.peer_scripts import SHARED, command_line, load
+from evals.datasets import load_benchmark
 from evals.metrics import answer_words, exact_match, normalize_answer, past_gold, token_f1
 from evals.plots import Interval, intervals_figure, method_colors, save_figure
 from evals.runner import answered_results, results_path
@@ -61,12 +69,19 @@ PLOT_FILE = "against-peer.png"
 
 
 def run_peer(
-    dataset: str, limit: int, k: int, passages: Mapping[str, list[str]] | None = None
+    dataset: str,
+    limit: int,
+    k: int,
+    passages: Mapping[str, list[str]] | None = None,
+    data: Path | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run the peer as its own command line would; (one row per question, the peer's printed summary).
 
     With `passages` (question -> passages, best first), the peer's retrieval is replaced by them
     (`RoutedEncoder`), so its reader answers over exactly those: the peer's reading over another's retrieval.
+    With `data`, a questions file the peer's own loader does not read (`peer_questions`), the peer asks
+    that file's questions over the corpus `hopgraph eval --data` indexes for them; without it, the peer
+    reads the slice's file with its own loader.
     """
     peer = load("plain_rag_answer_peer")
     replies: list[str] = []
@@ -78,14 +93,16 @@ def run_peer(
             return out
 
     peer.Llama = RecordingLlama
-    questions = peer.load(dataset, str(DATA_FILES[dataset]), limit)
+    source = data or DATA_FILES[dataset]
+    questions = peer_questions(dataset, data, limit) if data else peer.load(dataset, str(source), limit)
     if passages is not None:
         routed = RoutedEncoder({q: passages_for(passages, q, k) for q, _, _ in questions})
-        peer.load = lambda *_: [(q, golds, routed.passages[q]) for q, golds, _ in questions]
+        questions = [(q, golds, routed.passages[q]) for q, golds, _ in questions]
         peer.SentenceTransformer = lambda *_, **__: routed
+    peer.load = lambda *_: questions
     settings = Settings()
     gguf = settings.local_model_path or ensure_gguf(settings.models_path)
-    argv = ["peer", dataset, str(DATA_FILES[dataset]), str(gguf), "--limit", str(limit), "--k", str(k)]
+    argv = ["peer", dataset, str(source), str(gguf), "--limit", str(limit), "--k", str(k)]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed), command_line(argv):
         peer.main()
@@ -95,6 +112,17 @@ def run_peer(
         for i, (q, golds, _) in enumerate(questions)
     ]
     return rows, summary
+
+
+def peer_questions(dataset: str, data: Path, limit: int) -> list[tuple[str, list[str], list[str]]]:
+    """The first LIMIT questions of DATA as the peer's loader gives them (question, gold answers, paragraphs
+    as "Title. text"), read by hopgraph's own loader, so any file `hopgraph eval --data` takes will do: the
+    disjoint questions `benchmarks.disjoint_questions` writes (MuSiQue's in FlashRAG's layout, HotpotQA's a
+    record a line), which the peer's loader cannot read. Each question carries the whole corpus hopgraph
+    indexes for them, so the peer's index, the union of its questions' paragraphs, is that corpus."""
+    benchmark = load_benchmark(dataset, data, limit=limit)
+    paragraphs = [f"{document.title}. {document.text}" for document in benchmark.corpus]
+    return [(example.question, list(example.answers), paragraphs) for example in benchmark.examples]
 
 
 def passages_for(passages: Mapping[str, list[str]], question: str, k: int) -> list[str]:
@@ -365,6 +393,12 @@ def main() -> None:
         default=[],
         help="earlier evaluation folders to compare, e.g. before",
     )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="the questions file the run answered, when not the slice's (e.g. benchmarks.disjoint_questions'"
+        " output): the peer asks its questions over the corpus hopgraph indexes for them",
+    )
     parser.add_argument("--limit", type=int, default=50)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--fresh", action="store_true", help="run the peer again even if its answers exist")
@@ -379,7 +413,7 @@ def main() -> None:
     rows = _stored(
         args.peer_out or args.run / PEER_FILE,
         args.fresh,
-        lambda: run_peer(args.dataset, args.limit, args.k),
+        lambda: run_peer(args.dataset, args.limit, args.k, data=args.data),
         "peer summary",
     )[: args.limit]
     found = answerers([*args.against, args.run], args.dataset, rows)
@@ -388,7 +422,11 @@ def main() -> None:
             args.run / f"peer-reads-{args.peer_reads}.jsonl",
             args.fresh,
             lambda: run_peer(
-                args.dataset, args.limit, args.k, read_passages(args.run, args.dataset, args.peer_reads)
+                args.dataset,
+                args.limit,
+                args.k,
+                read_passages(args.run, args.dataset, args.peer_reads),
+                args.data,
             ),
             f"peer reader over {args.peer_reads}'s passages",
         )

@@ -184,3 +184,39 @@ def test_a_method_is_set_against_the_peers_reader_over_its_own_passages(tmp_path
         "naive (run) - peer reader on naive's passages (run), the same passages read by two readers: "
         "EM 0.0 [-100.0, 100.0] (p 1.000)"
     ) in table
+
+
+def test_the_peer_asks_a_flashrag_file_over_the_corpus_hopgraph_indexes_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--data`: MuSiQue's FlashRAG file (the layout of the disjoint questions), which the peer's own loader
+    cannot read, reaches the peer through hopgraph's loader: its first two questions, their gold answers,
+    and a corpus of exactly their support paragraphs, read from the file here, the peer's retrieval (the
+    real MiniLM) choosing the k it reads among them."""
+    flashrag = Path(__file__).parents[2] / "shared" / "data" / "musique" / "musique_dev_200.jsonl"
+    records = [json.loads(text) for text in flashrag.read_text(encoding="utf-8").splitlines()[:2]]
+    supports = {
+        f"{step['support_paragraph']['title']}. {step['support_paragraph']['paragraph_text']}"
+        for record in records
+        for step in record["metadata"]["question_decomposition"]
+    }
+    real_load = answer_peer.load
+
+    def peer_with_stub_llm(name: str) -> ModuleType:
+        peer = real_load(name)
+        peer.Llama = StubLlama
+        return peer
+
+    monkeypatch.setattr(answer_peer, "load", peer_with_stub_llm)
+    monkeypatch.setattr(answer_peer, "ensure_gguf", lambda _: Path("unused.gguf"))
+    monkeypatch.setattr(StubLlama, "prompts", [])
+    rows, summary = answer_peer.run_peer("musique", 2, 2, data=flashrag)
+
+    assert [(row["question"], row["gold_answers"]) for row in rows] == [
+        (record["question"], record["golden_answers"]) for record in records
+    ]
+    assert summary["questions"] == 2 and summary["paragraphs"] == len(supports)
+    for record, prompt in zip(records, StubLlama.prompts[::2], strict=True):
+        shown, question = prompt.removeprefix("Passages:\n").split("\n\nQuestion: ")
+        assert question.startswith(record["question"] + "\n")
+        assert len(shown.split("\n\n")) == 2 and set(shown.split("\n\n")) <= supports
