@@ -111,9 +111,23 @@ class StubLlama:
         return {"choices": [{"message": {"content": f"reply {len(StubLlama.prompts)}\nmore"}}]}
 
 
-def test_the_peers_reader_answers_over_exactly_the_passages_a_method_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def stub_llm_peer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The peer's own code with llama.cpp replaced by StubLlama (its prompts emptied) and no GGUF needed."""
+    real_load = answer_peer.load
+
+    def peer_with_stub_llm(name: str) -> ModuleType:
+        peer = real_load(name)
+        peer.Llama = StubLlama
+        return peer
+
+    monkeypatch.setattr(answer_peer, "load", peer_with_stub_llm)
+    monkeypatch.setattr(answer_peer, "ensure_gguf", lambda _: Path("unused.gguf"))
+    monkeypatch.setattr(StubLlama, "prompts", [])
+
+
+@pytest.mark.usefixtures("stub_llm_peer")
+def test_the_peers_reader_answers_over_exactly_the_passages_a_method_read(tmp_path: Path) -> None:
     """The peer's own code runs with its retrieval routed to what the method read: each question's prompt
     holds its read passages, in the order read, written as the peer writes paragraphs; a passage two
     questions read and one found but not read go where they belong."""
@@ -132,16 +146,6 @@ def test_the_peers_reader_answers_over_exactly_the_passages_a_method_read(
         },
     ]
     run = write_run(tmp_path / "run", records)
-    real_load = answer_peer.load
-
-    def peer_with_stub_llm(name: str) -> ModuleType:
-        peer = real_load(name)
-        peer.Llama = StubLlama
-        return peer
-
-    monkeypatch.setattr(answer_peer, "load", peer_with_stub_llm)
-    monkeypatch.setattr(answer_peer, "ensure_gguf", lambda _: Path("unused.gguf"))
-    monkeypatch.setattr(StubLlama, "prompts", [])
     passages = answer_peer.read_passages(run, "hotpotqa", "naive")
     rows, summary = answer_peer.run_peer("hotpotqa", 2, 2, passages)
 
@@ -186,9 +190,8 @@ def test_a_method_is_set_against_the_peers_reader_over_its_own_passages(tmp_path
     ) in table
 
 
-def test_the_peer_asks_a_flashrag_file_over_the_corpus_hopgraph_indexes_for_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.mark.usefixtures("stub_llm_peer")
+def test_the_peer_asks_a_flashrag_file_over_the_corpus_hopgraph_indexes_for_it() -> None:
     """`--data`: MuSiQue's FlashRAG file (the layout of the disjoint questions), which the peer's own loader
     cannot read, reaches the peer through hopgraph's loader: its first two questions, their gold answers,
     and a corpus of exactly their support paragraphs, read from the file here, the peer's retrieval (the
@@ -200,16 +203,6 @@ def test_the_peer_asks_a_flashrag_file_over_the_corpus_hopgraph_indexes_for_it(
         for record in records
         for step in record["metadata"]["question_decomposition"]
     }
-    real_load = answer_peer.load
-
-    def peer_with_stub_llm(name: str) -> ModuleType:
-        peer = real_load(name)
-        peer.Llama = StubLlama
-        return peer
-
-    monkeypatch.setattr(answer_peer, "load", peer_with_stub_llm)
-    monkeypatch.setattr(answer_peer, "ensure_gguf", lambda _: Path("unused.gguf"))
-    monkeypatch.setattr(StubLlama, "prompts", [])
     rows, summary = answer_peer.run_peer("musique", 2, 2, data=flashrag)
 
     assert [(row["question"], row["gold_answers"]) for row in rows] == [
